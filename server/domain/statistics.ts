@@ -1,0 +1,301 @@
+/**
+ * Per-variant statistics — pure functions, defined in /work/shared/STATISTICS.md.
+ *
+ * - Uplift, z, p, power and both intervals are on the unique conversion rate p = x / n.
+ * - The control arm reports uplift 0, z 0, p 1, confidence 0 and no power, difference interval
+ *   or chance to beat control (null); all its comparisons are null when it has no participants.
+ * - Chance to beat control is P(θ_V > θ_C) with Beta(1 + x, 1 + n − x) posteriors: Evan Miller's
+ *   exact sum while it has at most EXACT_MAX_TERMS terms, numerical integration above that.
+ */
+import betaln from '@stdlib/math-base-special-betaln';
+import gammainc from '@stdlib/math-base-special-gammainc';
+import normalCdf from '@stdlib/stats-base-dists-normal-cdf';
+
+export interface ArmCounts {
+  participants: number;
+  uniqueConversions: number;
+  conversions: number;
+}
+
+export interface Interval {
+  lower: number;
+  upper: number;
+}
+
+export interface EventComparison {
+  countConversionRate: number | null;
+  uniqueConversionRate: number | null;
+  uplift: number | null;
+  zScore: number | null;
+  pValue: number | null;
+  confidence: number | null;
+  power: number | null;
+  conversionRateInterval: Interval | null;
+  differenceInterval: Interval | null;
+  chanceToBeatControl: number | null;
+}
+
+type PosteriorCounts = Pick<ArmCounts, 'participants' | 'uniqueConversions'>;
+
+/** Two-sided 95 % standard normal quantile. */
+export const Z95 = 1.959964;
+
+/** Longest exact sum (terms) before chance to beat control switches to numerical integration. */
+export const EXACT_MAX_TERMS = 10_000;
+
+/** Intervals of the numerical integration grids (fixed cost, independent of the counts). */
+const GRID_INTERVALS = 2_000;
+/** Each grid spans the posterior mean ± this many standard deviations, clipped to [0, 1]. */
+const GRID_HALF_WIDTH_SDS = 12;
+
+const Phi = (z: number): number => normalCdf(z, 0, 1);
+
+function isCount(value: number): boolean {
+  return Number.isSafeInteger(value) && value >= 0;
+}
+
+function assertPosteriorCounts(arm: PosteriorCounts): void {
+  if (!isCount(arm.participants) || !isCount(arm.uniqueConversions)) {
+    throw new RangeError('participants and unique conversions must be non-negative integers');
+  }
+  if (arm.uniqueConversions > arm.participants) {
+    throw new RangeError('unique conversions cannot exceed participants');
+  }
+}
+
+function assertArmCounts(arm: ArmCounts): void {
+  assertPosteriorCounts(arm);
+  if (!isCount(arm.conversions)) throw new RangeError('conversions must be a non-negative integer');
+}
+
+/** Wilson score 95 % interval of x successes out of n > 0 trials. */
+export function wilsonInterval(x: number, n: number): Interval {
+  const p = x / n;
+  const z2 = Z95 * Z95;
+  const denominator = 1 + z2 / n;
+  const centre = (p + z2 / (2 * n)) / denominator;
+  const halfWidth = (Z95 / denominator) * Math.sqrt((p * (1 - p)) / n + z2 / (4 * n * n));
+  // At x = 0 and x = n the bound is exactly 0 or 1; computed, it leaves rounding residue.
+  return {
+    lower: x === 0 ? 0 : Math.max(0, centre - halfWidth),
+    upper: x === n ? 1 : Math.min(1, centre + halfWidth),
+  };
+}
+
+/** Statistics of `arm` for one event, compared with the experiment's control. */
+export function compareWithControl(
+  arm: ArmCounts,
+  control: ArmCounts,
+  isControl: boolean,
+): EventComparison {
+  assertArmCounts(arm);
+  assertArmCounts(control);
+  const nV = arm.participants;
+  const nC = control.participants;
+  const result: EventComparison = {
+    countConversionRate: nV > 0 ? arm.conversions / nV : null,
+    uniqueConversionRate: nV > 0 ? arm.uniqueConversions / nV : null,
+    uplift: null,
+    zScore: null,
+    pValue: null,
+    confidence: null,
+    power: null,
+    conversionRateInterval: nV > 0 ? wilsonInterval(arm.uniqueConversions, nV) : null,
+    differenceInterval: null,
+    chanceToBeatControl: null,
+  };
+
+  if (isControl) {
+    if (nC > 0) Object.assign(result, { uplift: 0, zScore: 0, pValue: 1, confidence: 0 });
+    return result;
+  }
+  if (nV === 0 || nC === 0) return result;
+
+  const pV = arm.uniqueConversions / nV;
+  const pC = control.uniqueConversions / nC;
+  const difference = pV - pC;
+
+  if (pC > 0) result.uplift = difference / pC;
+
+  const pooled = (arm.uniqueConversions + control.uniqueConversions) / (nV + nC);
+  if (pooled > 0 && pooled < 1) {
+    const z = difference / Math.sqrt(pooled * (1 - pooled) * (1 / nV + 1 / nC));
+    // 2Φ(−|z|) equals 2(1 − Φ(|z|)) without cancellation for large |z|.
+    const p = 2 * Phi(-Math.abs(z));
+    Object.assign(result, { zScore: z, pValue: p, confidence: 1 - p });
+  }
+
+  const se = Math.sqrt((pC * (1 - pC)) / nC + (pV * (1 - pV)) / nV);
+  if (se > 0) {
+    const standardised = Math.abs(difference) / se;
+    result.power = Phi(standardised - Z95) + Phi(-standardised - Z95);
+    result.differenceInterval = { lower: difference - Z95 * se, upper: difference + Z95 * se };
+  }
+
+  result.chanceToBeatControl = chanceToBeatControl(arm, control);
+  return result;
+}
+
+/**
+ * Sample-ratio mismatch: Pearson χ² of observed participants against the traffic weights,
+ * df = k − 1. Arms with weight 0 are left out (their participants too); null when fewer than
+ * two arms remain or none of them has participants.
+ */
+export function sampleRatioMismatch(
+  observed: number[],
+  weights: number[],
+): { chiSquare: number; pValue: number } | null {
+  if (observed.length !== weights.length) {
+    throw new RangeError('observed and weights must have the same length');
+  }
+  if (observed.some((o) => !isCount(o))) {
+    throw new RangeError('observed counts must be non-negative integers');
+  }
+  if (weights.some((w) => !Number.isFinite(w) || w < 0)) {
+    throw new RangeError('weights must be finite and non-negative');
+  }
+  const arms = observed.map((o, i) => ({ o, w: weights[i]! })).filter((a) => a.w > 0);
+  const total = arms.reduce((sum, a) => sum + a.o, 0);
+  const totalWeight = arms.reduce((sum, a) => sum + a.w, 0);
+  if (arms.length < 2 || total === 0) return null;
+
+  let chiSquare = 0;
+  for (const { o, w } of arms) {
+    const expected = (total * w) / totalWeight;
+    chiSquare += ((o - expected) * (o - expected)) / expected;
+  }
+  const df = arms.length - 1;
+  return { chiSquare, pValue: gammainc(chiSquare / 2, df / 2, true, true) };
+}
+
+interface BetaParameters {
+  alpha: number;
+  beta: number;
+}
+
+function posterior(arm: PosteriorCounts): BetaParameters {
+  return { alpha: 1 + arm.uniqueConversions, beta: 1 + arm.participants - arm.uniqueConversions };
+}
+
+/** Evan Miller's sum: P(X > Y) for X ~ Beta(x.alpha, x.beta), Y ~ Beta(y), x.alpha an integer. */
+function millerSum(x: BetaParameters, y: BetaParameters): number {
+  const lnBetaY = betaln(y.alpha, y.beta);
+  let total = 0;
+  for (let i = 0; i < x.alpha; i++) {
+    total += Math.exp(
+      betaln(y.alpha + i, y.beta + x.beta) -
+        Math.log(x.beta + i) -
+        betaln(1 + i, x.beta) -
+        lnBetaY,
+    );
+  }
+  return total;
+}
+
+const flip = (b: BetaParameters): BetaParameters => ({ alpha: b.beta, beta: b.alpha });
+
+/**
+ * The sum runs over the first argument's alpha, so pick the shortest of four equivalent forms:
+ * P(V > C) = 1 − P(C > V), and with 1 − θ ~ Beta(β, α), P(V > C) = P(1 − θ_C > 1 − θ_V).
+ */
+function shortestExactForm(
+  v: BetaParameters,
+  c: BetaParameters,
+): { terms: number; value: () => number } {
+  const forms = [
+    { terms: v.alpha, value: () => millerSum(v, c) },
+    { terms: c.alpha, value: () => 1 - millerSum(c, v) },
+    { terms: c.beta, value: () => millerSum(flip(c), flip(v)) },
+    { terms: v.beta, value: () => 1 - millerSum(flip(v), flip(c)) },
+  ];
+  return forms.reduce((best, form) => (form.terms < best.terms ? form : best));
+}
+
+/** Exact P(θ_V > θ_C); cost grows with the smallest posterior parameter. */
+export function chanceToBeatControlExact(arm: PosteriorCounts, control: PosteriorCounts): number {
+  assertPosteriorCounts(arm);
+  assertPosteriorCounts(control);
+  return clamp01(shortestExactForm(posterior(arm), posterior(control)).value());
+}
+
+interface Grid {
+  start: number;
+  step: number;
+  density: Float64Array;
+}
+
+/** Beta density on a uniform grid over mean ± GRID_HALF_WIDTH_SDS sd, within [0, 1]. */
+function betaGrid({ alpha, beta }: BetaParameters): Grid {
+  const sum = alpha + beta;
+  const mean = alpha / sum;
+  const sd = Math.sqrt((alpha * beta) / (sum * sum * (sum + 1)));
+  const start = Math.max(0, mean - GRID_HALF_WIDTH_SDS * sd);
+  const end = Math.min(1, mean + GRID_HALF_WIDTH_SDS * sd);
+  const step = (end - start) / GRID_INTERVALS;
+  const lnBeta = betaln(alpha, beta);
+  const density = new Float64Array(GRID_INTERVALS + 1);
+  for (let i = 0; i <= GRID_INTERVALS; i++) {
+    const t = start + i * step;
+    // Guard 0 · log(0) at the edges when a parameter is 1.
+    const logDensity =
+      (alpha === 1 ? 0 : (alpha - 1) * Math.log(t)) +
+      (beta === 1 ? 0 : (beta - 1) * Math.log1p(-t)) -
+      lnBeta;
+    density[i] = Math.exp(logDensity);
+  }
+  return { start, step, density };
+}
+
+/**
+ * P(θ_V > θ_C) = ∫ f_V(t) F_C(t) dt by the trapezoidal rule on two fixed grids: F_C is the
+ * cumulative trapezoid of f_C on the control's grid, interpolated at the variant's grid points.
+ * Each grid follows its own posterior, so a narrow posterior is resolved next to a wide one.
+ */
+export function chanceToBeatControlIntegrated(
+  arm: PosteriorCounts,
+  control: PosteriorCounts,
+): number {
+  assertPosteriorCounts(arm);
+  assertPosteriorCounts(control);
+  const v = betaGrid(posterior(arm));
+  const c = betaGrid(posterior(control));
+
+  const cdf = new Float64Array(GRID_INTERVALS + 1);
+  for (let i = 1; i <= GRID_INTERVALS; i++) {
+    cdf[i] = cdf[i - 1]! + ((c.density[i - 1]! + c.density[i]!) * c.step) / 2;
+  }
+  // Normalising by the grid's own total cancels the truncated tails and quadrature bias.
+  const cdfTotal = cdf[GRID_INTERVALS]!;
+  const controlCdf = (t: number): number => {
+    const position = (t - c.start) / c.step;
+    if (position <= 0) return 0;
+    if (position >= GRID_INTERVALS) return 1;
+    const j = Math.floor(position);
+    const fraction = position - j;
+    return (cdf[j]! * (1 - fraction) + cdf[j + 1]! * fraction) / cdfTotal;
+  };
+
+  let mass = 0;
+  let weighted = 0;
+  for (let i = 0; i <= GRID_INTERVALS; i++) {
+    const weight = i === 0 || i === GRID_INTERVALS ? 0.5 : 1;
+    const f = weight * v.density[i]!;
+    mass += f;
+    weighted += f * controlCdf(v.start + i * v.step);
+  }
+  return clamp01(weighted / mass);
+}
+
+/** P(θ_V > θ_C) under Beta(1 + x, 1 + n − x) posteriors. */
+export function chanceToBeatControl(arm: PosteriorCounts, control: PosteriorCounts): number {
+  assertPosteriorCounts(arm);
+  assertPosteriorCounts(control);
+  const exact = shortestExactForm(posterior(arm), posterior(control));
+  return exact.terms <= EXACT_MAX_TERMS
+    ? clamp01(exact.value())
+    : chanceToBeatControlIntegrated(arm, control);
+}
+
+function clamp01(value: number): number {
+  return Math.min(1, Math.max(0, value));
+}
