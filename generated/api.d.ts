@@ -662,7 +662,7 @@ export interface components {
             variants?: components["schemas"]["Variant"][];
         };
         /**
-         * @description Key of a participant: the caller's own user id. 1–255 characters, no whitespace and no `/`; anything else is valid (UUIDs, e-mail addresses, non-ASCII ids). Case-sensitive and unique per team. In paths, percent-encode characters that are not URL-safe.
+         * @description Key of a participant: the caller's own user id. 1–255 characters, no whitespace, no control characters and no `/`; anything else is valid (UUIDs, e-mail addresses, non-ASCII ids). Case-sensitive and unique per team. In paths, percent-encode characters that are not URL-safe.
          * @example user-42
          */
         ParticipantKey: string;

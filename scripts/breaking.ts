@@ -1,0 +1,227 @@
+// Breaking-change guard: `npm run breaking -- <git-ref>` compares the contract in the working
+// tree with the one at <git-ref> and fails on a breaking change that no CHANGELOG.md entry added
+// since <git-ref> declares. Exit 0: none undeclared; 1: some undeclared; 2: usage or setup error.
+import { execFile, execFileSync } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+
+type Json = any; // a dereferenced OpenAPI document, walked loosely
+type Finding = { operation: string; message: string };
+/** Property paths in a schema (`body.key`, `data[].id`) → whether required, and every path where a schema sits. */
+interface Fields {
+  properties: Map<string, boolean>;
+  locations: Set<string>;
+}
+
+const METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'];
+const redocly = join(import.meta.dirname, '..', 'node_modules/.bin/redocly');
+
+async function bundleDereferenced(cwd: string, output: string): Promise<Json> {
+  await promisify(execFile)(redocly, ['bundle', 'main', '--dereferenced', '-o', output], {
+    cwd,
+    env: { ...process.env, REDOCLY_TELEMETRY: 'off', REDOCLY_SUPPRESS_UPDATE_NOTICE: 'true' },
+  });
+  return JSON.parse(readFileSync(output, 'utf8'));
+}
+
+function git(args: string[]): Buffer {
+  return execFileSync('git', args, { stdio: ['ignore', 'pipe', 'pipe'], maxBuffer: 1 << 28 });
+}
+
+function extractContractAt(ref: string, dir: string): void {
+  mkdirSync(dir);
+  const archive = git(['archive', ref, 'openapi', 'redocly.yaml']);
+  execFileSync('tar', ['-x', '-C', dir], { input: archive });
+}
+
+function isCommit(ref: string): boolean {
+  try {
+    git(['rev-parse', '--verify', '--quiet', `${ref}^{commit}`]);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+function changelogAt(ref: string): string {
+  try {
+    return git(['show', `${ref}:CHANGELOG.md`]).toString('utf8');
+  } catch {
+    return '';
+  }
+}
+
+function operationsOf(doc: Json): Map<string, Json> {
+  const operations = new Map<string, Json>();
+  for (const [path, item] of Object.entries<Json>(doc.paths ?? {})) {
+    for (const method of METHODS) {
+      if (item?.[method]) operations.set(`${method.toUpperCase()} ${path}`, item[method]);
+    }
+  }
+  return operations;
+}
+
+function collectFields(
+  schema: Json,
+  at: string,
+  fields: Fields = { properties: new Map(), locations: new Set() },
+  onPath = new Set<Json>(),
+): Fields {
+  if (!schema || typeof schema !== 'object' || onPath.has(schema)) return fields;
+  onPath.add(schema);
+  fields.locations.add(at);
+  const child = (name: string) => (at ? `${at}.${name}` : name);
+  const required: string[] = Array.isArray(schema.required) ? schema.required : [];
+  // A property may be declared in one allOf branch and required in another: required wins.
+  for (const name of required) fields.properties.set(child(name), true);
+  for (const [name, sub] of Object.entries<Json>(schema.properties ?? {})) {
+    fields.properties.set(child(name), fields.properties.get(child(name)) ?? false);
+    collectFields(sub, child(name), fields, onPath);
+  }
+  collectFields(schema.items, `${at}[]`, fields, onPath);
+  for (const branch of [...(schema.allOf ?? []), ...(schema.oneOf ?? []), ...(schema.anyOf ?? [])]) {
+    collectFields(branch, at, fields, onPath);
+  }
+  onPath.delete(schema);
+  return fields;
+}
+
+/** `data[].email` → `data[]`: the path of the schema that holds the property. */
+function containerOf(path: string): string {
+  const dot = path.lastIndexOf('.');
+  return dot < 0 ? '' : path.slice(0, dot);
+}
+
+function newlyRequiredFields(before: Json, after: Json): string[] {
+  const old = collectFields(before, 'body');
+  const now = collectFields(after, 'body');
+  // A required property inside a newly added (optional) object does not affect existing clients.
+  const existedBefore = (path: string) => path === 'body' || old.locations.has(path);
+  return [...now.properties]
+    .filter(([path, required]) => required && !old.properties.get(path))
+    .filter(([path]) => existedBefore(containerOf(path)))
+    .map(([path]) => path);
+}
+
+function removedFields(before: Json, after: Json): string[] {
+  const now = collectFields(after, '').properties;
+  const removed = [...collectFields(before, '').properties.keys()].filter((path) => !now.has(path));
+  const removedSet = new Set(removed);
+  // Name only the outermost removed property, not everything that was inside it.
+  return removed.filter((path) => !removedSet.has(containerOf(path).replace(/(\[\])+$/, '')));
+}
+
+function compareRequest(before: Json, after: Json): string[] {
+  const oldContent = before?.requestBody?.content ?? {};
+  const messages = new Set<string>();
+  for (const [mediaType, media] of Object.entries<Json>(after?.requestBody?.content ?? {})) {
+    // A new alternative media type is additive: clients keep sending the one they already use.
+    if (before?.requestBody && !(mediaType in oldContent)) continue;
+    for (const path of newlyRequiredFields(oldContent[mediaType]?.schema, media.schema)) {
+      messages.add(`request field ${path} became required`);
+    }
+  }
+  return [...messages];
+}
+
+function compareResponses(before: Json, after: Json): string[] {
+  const messages = new Set<string>();
+  for (const [status, oldResponse] of Object.entries<Json>(before.responses ?? {})) {
+    const newResponse = after.responses?.[status];
+    if (!newResponse) {
+      messages.add(`response ${status} removed`);
+      continue;
+    }
+    for (const [mediaType, media] of Object.entries<Json>(oldResponse.content ?? {})) {
+      for (const path of removedFields(media.schema, newResponse.content?.[mediaType]?.schema)) {
+        messages.add(`response ${status} field ${path} removed`);
+      }
+    }
+  }
+  return [...messages];
+}
+
+function breakingChanges(before: Json, after: Json): Finding[] {
+  const now = operationsOf(after);
+  const findings: Finding[] = [];
+  for (const [operation, oldOperation] of operationsOf(before)) {
+    const newOperation = now.get(operation);
+    const messages = newOperation
+      ? [...compareRequest(oldOperation, newOperation), ...compareResponses(oldOperation, newOperation)]
+      : ['operation removed'];
+    findings.push(...messages.map((message) => ({ operation, message })));
+  }
+  return findings;
+}
+
+/** Markdown list items, each with the lines indented under it, whitespace collapsed. */
+function changelogEntries(markdown: string): string[] {
+  const lines = markdown.split(/\r?\n/);
+  const indent = (line: string) => line.length - line.trimStart().length;
+  const entries: string[] = [];
+  lines.forEach((line, start) => {
+    if (!/^\s*([-*+]|\d+[.)])\s/.test(line)) return;
+    let end = start + 1;
+    while (end < lines.length && (lines[end].trim() === '' || indent(lines[end]) > indent(line))) end++;
+    entries.push(lines.slice(start, end).join(' ').replace(/\s+/g, ' ').trim());
+  });
+  return entries;
+}
+
+function namesOperation(entry: string, operation: string): boolean {
+  const escaped = operation.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+  // The path must end there: `POST /a/{b}` is not named by `POST /a/{b}/archive`.
+  return new RegExp(`(^|[^A-Za-z])${escaped}(?![\\w{}/-])`).test(entry);
+}
+
+function declaringEntries(changelogBefore: string, changelogNow: string): string[] {
+  const old = new Set(changelogEntries(changelogBefore));
+  return changelogEntries(changelogNow).filter((entry) => !old.has(entry) && /breaking/i.test(entry));
+}
+
+/** Prints the findings and answers the exit code: 1 when any is undeclared. */
+function report(ref: string, findings: Finding[], declarations: string[]): number {
+  if (findings.length === 0) {
+    console.log(`no breaking changes since ${ref}`);
+    return 0;
+  }
+  console.log(`breaking changes since ${ref}:`);
+  let undeclared = 0;
+  for (const { operation, message } of findings) {
+    const declared = declarations.some((entry) => namesOperation(entry, operation));
+    if (!declared) undeclared++;
+    console.log(`  ${operation}: ${message} — ${declared ? 'declared in CHANGELOG.md' : 'NOT declared'}`);
+  }
+  if (undeclared === 0) return 0;
+  console.log(`${undeclared} undeclared: add a CHANGELOG.md entry marked Breaking naming each as \`METHOD /path\`.`);
+  return 1;
+}
+
+async function main(ref: string | undefined): Promise<number> {
+  if (!ref || !isCommit(ref)) {
+    if (ref) console.error(`unknown git ref: ${ref}`);
+    console.error('usage: npm run breaking -- <git-ref>');
+    return 2;
+  }
+  const scratch = mkdtempSync(join(tmpdir(), 'breaking-'));
+  try {
+    extractContractAt(ref, join(scratch, 'old'));
+    const [before, after] = await Promise.all([
+      bundleDereferenced(join(scratch, 'old'), join(scratch, 'old.json')),
+      bundleDereferenced(process.cwd(), join(scratch, 'new.json')),
+    ]);
+    const changelogNow = existsSync('CHANGELOG.md') ? readFileSync('CHANGELOG.md', 'utf8') : '';
+    return report(ref, breakingChanges(before, after), declaringEntries(changelogAt(ref), changelogNow));
+  } finally {
+    rmSync(scratch, { recursive: true, force: true });
+  }
+}
+
+try {
+  process.exitCode = await main(process.argv[2]);
+} catch (error) {
+  console.error(`breaking: ${(error as Error).message}`);
+  process.exitCode = 2;
+}

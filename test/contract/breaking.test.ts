@@ -1,0 +1,207 @@
+// The breaking-change guard (scripts/breaking.ts), run against scratch git repositories that
+// hold a copy of the contract and the changelog with one change made to them.
+import { execFile, execFileSync } from 'node:child_process';
+import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parseDocument, type Document, type YAMLSeq } from 'yaml';
+
+const project = resolve(import.meta.dirname, '../..');
+const tsx = join(project, 'node_modules/.bin/tsx');
+const guard = join(project, 'scripts/breaking.ts');
+const scratchDirs: string[] = [];
+let template: string;
+
+function git(repo: string, ...args: string[]): void {
+  execFileSync('git', args, { cwd: repo, stdio: 'ignore' });
+}
+
+function commitAll(repo: string, message: string): void {
+  git(repo, 'add', '-A');
+  git(repo, 'commit', '-q', '--no-gpg-sign', '-m', message);
+}
+
+/** A copy of the template repository: the contract and changelog committed once. */
+function scratchRepo(): string {
+  const repo = mkdtempSync(join(tmpdir(), 'breaking-test-'));
+  scratchDirs.push(repo);
+  cpSync(template, repo, { recursive: true });
+  return repo;
+}
+
+function editYaml(repo: string, file: string, edit: (doc: Document) => void): void {
+  const path = join(repo, file);
+  const doc = parseDocument(readFileSync(path, 'utf8'));
+  edit(doc);
+  writeFileSync(path, doc.toString());
+}
+
+/** Adds a release section above the existing ones holding the given markdown list. */
+function addChangelogEntries(repo: string, entries: string): void {
+  const path = join(repo, 'CHANGELOG.md');
+  const changelog = readFileSync(path, 'utf8');
+  const firstRelease = changelog.indexOf('\n## ') + 1;
+  const section = `## Unreleased\n\n${entries.trim()}\n\n`;
+  writeFileSync(path, changelog.slice(0, firstRelease) + section + changelog.slice(firstRelease));
+}
+
+async function runGuard(repo: string, ...args: string[]): Promise<{ code: number; output: string }> {
+  try {
+    const { stdout, stderr } = await promisify(execFile)(tsx, [guard, ...args], { cwd: repo });
+    return { code: 0, output: stdout + stderr };
+  } catch (error) {
+    const failed = error as { code: number; stdout: string; stderr: string };
+    return { code: failed.code, output: failed.stdout + failed.stderr };
+  }
+}
+
+beforeAll(() => {
+  template = mkdtempSync(join(tmpdir(), 'breaking-template-'));
+  scratchDirs.push(template);
+  for (const entry of ['openapi', 'redocly.yaml', 'CHANGELOG.md']) {
+    cpSync(join(project, entry), join(template, entry), { recursive: true });
+  }
+  git(template, 'init', '-q');
+  git(template, 'config', 'user.name', 'Breaking Test');
+  git(template, 'config', 'user.email', 'breaking-test@example.com');
+  commitAll(template, 'contract');
+});
+
+afterAll(() => {
+  for (const dir of scratchDirs) rmSync(dir, { recursive: true, force: true });
+});
+
+interface BreakingChange {
+  kind: string;
+  finding: string;
+  /** A new CHANGELOG.md entry that declares the change. */
+  declaration: string;
+  apply: (repo: string) => void;
+}
+
+const breakingChanges: BreakingChange[] = [
+  {
+    kind: 'an operation is removed',
+    finding: 'DELETE /api/teams/{team}/features/{feature}: operation removed',
+    declaration: '- **Removal (breaking):** `DELETE /api/teams/{team}/features/{feature}` — use `PUT`.',
+    apply: (repo) =>
+      editYaml(repo, 'openapi/paths/teams_{team}_features_{feature}.yaml', (doc) => doc.delete('delete')),
+  },
+  {
+    kind: 'a response status code is removed',
+    finding: 'POST /api/teams/{team}/events: response 409 removed',
+    // The operation is named on a continuation line of the entry.
+    declaration: '- **Modification (breaking):** a duplicate key is no longer a 409 on\n  `POST /api/teams/{team}/events`.',
+    apply: (repo) =>
+      editYaml(repo, 'openapi/paths/teams_{team}_events.yaml', (doc) => doc.deleteIn(['post', 'responses', '409'])),
+  },
+  {
+    kind: 'a request field becomes required',
+    finding: 'POST /api/teams/{team}/events: request field body.description became required',
+    declaration: '- **Modification (Breaking):** POST /api/teams/{team}/events requires `description`.',
+    apply: (repo) =>
+      editYaml(repo, 'openapi/components/schemas/EventCreate.yaml', (doc) =>
+        (doc.get('required') as YAMLSeq).add('description'),
+      ),
+  },
+  {
+    kind: 'a response field is removed',
+    finding: 'GET /api/user: response 200 field data.email removed',
+    declaration: '- **Removal (breaking):** `email` from `GET /api/user`.',
+    apply: removeUserEmail,
+  },
+];
+
+function removeUserEmail(repo: string): void {
+  editYaml(repo, 'openapi/components/schemas/User.yaml', (doc) => {
+    doc.deleteIn(['properties', 'email']);
+    const required = doc.get('required') as YAMLSeq;
+    required.delete(required.items.findIndex((item) => String(item) === 'email'));
+  });
+}
+
+describe.concurrent('npm run breaking -- <git-ref>', { timeout: 60_000 }, () => {
+  for (const change of breakingChanges) {
+    it(`when ${change.kind} and no new CHANGELOG entry declares it, then it fails naming the change`, async () => {
+      const repo = scratchRepo();
+      change.apply(repo); // left in the working tree, compared against HEAD
+
+      const { code, output } = await runGuard(repo, 'HEAD');
+
+      expect(output).toContain(`${change.finding} — NOT declared`);
+      expect(code).toBe(1);
+    });
+
+    it(`when ${change.kind} and a new breaking CHANGELOG entry names the operation, then it passes`, async () => {
+      const repo = scratchRepo();
+      change.apply(repo);
+      addChangelogEntries(repo, change.declaration);
+      commitAll(repo, 'breaking change'); // committed, compared against the commit before
+
+      const { code, output } = await runGuard(repo, 'HEAD~1');
+
+      expect(output).toContain(`${change.finding} — declared in CHANGELOG.md`);
+      expect(output).not.toContain('NOT declared');
+      expect(code).toBe(0);
+    });
+  }
+
+  it('when nothing changed, then it passes with "no breaking changes"', async () => {
+    const { code, output } = await runGuard(scratchRepo(), 'HEAD');
+
+    expect(output).toContain('no breaking changes');
+    expect(code).toBe(0);
+  });
+
+  it('when only an optional request property and a response field are added, then it passes', async () => {
+    const repo = scratchRepo();
+    editYaml(repo, 'openapi/components/schemas/EventCreate.yaml', (doc) =>
+      doc.setIn(['properties', 'label'], { type: 'string', maxLength: 255 }),
+    );
+    editYaml(repo, 'openapi/components/schemas/User.yaml', (doc) =>
+      doc.setIn(['properties', 'avatar_url'], { type: 'string', format: 'uri' }),
+    );
+
+    const { code, output } = await runGuard(repo, 'HEAD');
+
+    expect(output).toContain('no breaking changes');
+    expect(code).toBe(0);
+  });
+
+  it('when the only breaking entry naming the operation predates the ref, then the change is not declared', async () => {
+    const repo = scratchRepo();
+    addChangelogEntries(repo, '- **Modification (breaking):** `GET /api/user` answers with `current_team_id`.');
+    commitAll(repo, 'older breaking change');
+    removeUserEmail(repo);
+
+    const { code, output } = await runGuard(repo, 'HEAD');
+
+    expect(output).toContain('GET /api/user: response 200 field data.email removed — NOT declared');
+    expect(code).toBe(1);
+  });
+
+  it('when the new entry names only a longer path starting with the operation path, then it is not declared', async () => {
+    const repo = scratchRepo();
+    breakingChanges[1].apply(repo);
+    addChangelogEntries(repo, '- **Removal (breaking):** 409 on `POST /api/teams/{team}/events/{event}/archive`.');
+
+    const { code, output } = await runGuard(repo, 'HEAD');
+
+    expect(output).toContain('POST /api/teams/{team}/events: response 409 removed — NOT declared');
+    expect(code).toBe(1);
+  });
+
+  it('when the ref is unknown or missing, then it exits 2 with a usage message', async () => {
+    const repo = scratchRepo();
+
+    const unknown = await runGuard(repo, 'no-such-ref');
+    const missing = await runGuard(repo);
+
+    expect(unknown.output).toMatch(/unknown git ref: no-such-ref[\s\S]*usage:/);
+    expect(unknown.code).toBe(2);
+    expect(missing.output).toContain('usage: npm run breaking -- <git-ref>');
+    expect(missing.code).toBe(2);
+  });
+});
