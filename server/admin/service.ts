@@ -1,0 +1,69 @@
+import type { components } from '../../generated/api';
+import { hashCredential, newCredential } from '../auth/credentials';
+import { NotFound } from '../http/errors';
+import type { Db } from '../storage/database';
+import { now } from '../storage/values';
+import { getUser } from '../teams/service';
+import { countsOf, toTeam } from '../teams/store';
+
+type Team = components['schemas']['Team'];
+type User = components['schemas']['User'];
+
+export interface CreatedTeam {
+  team: Team;
+  user: User;
+  token: string;
+  ingest_key: string;
+}
+
+/** Creates (or reuses) the user, a team it is member of and current in, a token for it and the team's ingest key. */
+export async function createTeam(db: Db, input: { name: string; email: string }): Promise<CreatedTeam> {
+  const token = newCredential('api-token');
+  const ingestKey = newCredential('ingest-key');
+  const at = now();
+  const userId = await db.transaction().execute(async (trx) => {
+    const user = await findOrCreateUser(trx, input.email, at);
+    const team = await trx
+      .insertInto('teams')
+      .values({ name: input.name, ingest_key_hash: hashCredential(ingestKey), ingest_limit: null, created_at: at, updated_at: at })
+      .returningAll()
+      .executeTakeFirstOrThrow();
+    await trx.insertInto('memberships').values({ team_id: team.id, user_id: user }).execute();
+    await trx.updateTable('users').set({ current_team_id: team.id }).where('id', '=', user).execute();
+    await trx.insertInto('api_tokens').values({ user_id: user, token_hash: hashCredential(token), created_at: at }).execute();
+    return user;
+  });
+  const user = await getUser(db, userId);
+  const team = await db.selectFrom('teams').selectAll().where('id', '=', user.current_team_id ?? 0).executeTakeFirstOrThrow();
+  return { team: toTeam(team, await countsOf(db, team.id)), user, token, ingest_key: ingestKey };
+}
+
+export async function createToken(db: Db, email: string): Promise<{ user: User; token: string }> {
+  const user = await db.selectFrom('users').select('id').where('email', '=', email).executeTakeFirst();
+  if (!user) throw new NotFound(`No user with e-mail ${email}.`);
+  const token = newCredential('api-token');
+  await db.insertInto('api_tokens').values({ user_id: user.id, token_hash: hashCredential(token), created_at: now() }).execute();
+  return { user: await getUser(db, user.id), token };
+}
+
+export async function setQuota(db: Db, teamId: number, ingestLimit: number | null): Promise<Team> {
+  const team = await db
+    .updateTable('teams')
+    .set({ ingest_limit: ingestLimit, updated_at: now() })
+    .where('id', '=', teamId)
+    .returningAll()
+    .executeTakeFirst();
+  if (!team) throw new NotFound(`No team ${teamId}.`);
+  return toTeam(team, await countsOf(db, team.id));
+}
+
+async function findOrCreateUser(db: Db, email: string, at: string): Promise<number> {
+  const existing = await db.selectFrom('users').select('id').where('email', '=', email).executeTakeFirst();
+  if (existing) return existing.id;
+  const created = await db
+    .insertInto('users')
+    .values({ name: email.split('@')[0], email, current_team_id: null, created_at: at })
+    .returning('id')
+    .executeTakeFirstOrThrow();
+  return created.id;
+}

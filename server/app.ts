@@ -1,0 +1,80 @@
+import { existsSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import express, { type Express } from 'express';
+import * as OpenApiValidator from 'express-openapi-validator';
+import type { Logger } from 'pino';
+import { pinoHttp } from 'pino-http';
+import { authenticate } from './auth/authenticate';
+import { configRoutes } from './config/routes';
+import { eventRoutes } from './events/routes';
+import { experimentRoutes } from './experiments/routes';
+import { featureRoutes } from './features/routes';
+import { healthRoutes } from './health/routes';
+import { contractPath, loadContract } from './http/contract';
+import { NotFound } from './http/errors';
+import { problemHandler } from './http/problem';
+import { knownOperations } from './http/routing';
+import { ingestRoutes } from './ingest/routes';
+import { participantRoutes } from './participants/routes';
+import type { Storage } from './storage/database';
+import { loadTeam } from './teams/middleware';
+import { teamRoutes, userRoutes } from './teams/routes';
+import { variantRoutes } from './variants/routes';
+
+export interface AppOptions {
+  storage: Storage;
+  logger: Logger;
+  validateResponses: boolean;
+}
+
+const docsPath = fileURLToPath(new URL('../dist/docs/index.html', import.meta.url));
+export const BODY_LIMIT = '64kb';
+
+export function createApp({ storage, logger, validateResponses }: AppOptions): Express {
+  const contract = loadContract();
+  const app = express();
+  app.set('case sensitive routing', true);
+  app.set('x-powered-by', false);
+  app.set('query parser', 'simple');
+  app.use(pinoHttp({ logger, redact: ['req.headers.authorization', 'req.headers.cookie'] }));
+
+  app.get('/openapi.json', (_req, res) => res.sendFile(contractPath));
+  app.get('/docs', (_req, res) => {
+    if (!existsSync(docsPath)) throw new NotFound('The docs are not built; run npm run docs.');
+    res.sendFile(docsPath);
+  });
+
+  app.use(knownOperations(contract));
+  app.use('/api', authenticate(storage.db));
+  app.use(express.json({ type: ['application/json', 'application/vnd.api+json'], limit: BODY_LIMIT }));
+  app.use(
+    OpenApiValidator.middleware({
+      apiSpec: contractPath,
+      validateRequests: { allowUnknownQueryParameters: false },
+      validateResponses: validateResponses && { removeAdditional: false },
+      validateSecurity: false,
+      validateFormats: 'full',
+      ignorePaths: (path: string) => !path.startsWith('/api/'),
+    }),
+  );
+
+  const api = express.Router({ caseSensitive: true });
+  api.use(healthRoutes(storage));
+  api.use(userRoutes(storage));
+  api.use('/teams/:team/config', configRoutes(storage));
+  api.use('/teams/:team', loadTeam(storage.db));
+  api.use('/teams/:team', teamRoutes(storage));
+  api.use('/teams/:team/events', eventRoutes(storage));
+  api.use('/teams/:team/experiments/:experiment/variants', variantRoutes(storage));
+  api.use('/teams/:team/experiments', experimentRoutes(storage));
+  api.use('/teams/:team/features', featureRoutes(storage));
+  api.use('/teams/:team/participants', participantRoutes(storage));
+  api.use('/teams/:team/ingest', ingestRoutes(storage));
+  app.use('/api', api);
+
+  app.use((req) => {
+    throw new NotFound(`There is nothing at ${req.path}.`);
+  });
+  app.use(problemHandler);
+  return app;
+}

@@ -1,0 +1,152 @@
+import type { components } from '../../generated/api';
+import type { Db } from '../storage/database';
+import { iso } from '../storage/values';
+
+type Enrolment = components['schemas']['Enrolment'];
+
+export interface EnrolmentRow {
+  id: number;
+  experiment_id: number;
+  variant_id: number;
+  experiment_key: string;
+  status: 'draft' | 'running' | 'stopped';
+  variant_key: string;
+  enrolled_at: Date | string;
+}
+
+export function toEnrolment(row: EnrolmentRow): Enrolment {
+  return { experiment: row.experiment_key, status: row.status, variant: row.variant_key, enrolled_at: iso(row.enrolled_at) };
+}
+
+function selectEnrolments(db: Db, teamId: number, participantId: number) {
+  return db
+    .selectFrom('enrolments')
+    .innerJoin('experiments', 'experiments.id', 'enrolments.experiment_id')
+    .innerJoin('variants', 'variants.id', 'enrolments.variant_id')
+    .select([
+      'enrolments.id',
+      'enrolments.experiment_id',
+      'enrolments.variant_id',
+      'experiments.key as experiment_key',
+      'experiments.status',
+      'variants.key as variant_key',
+      'enrolments.enrolled_at',
+    ])
+    .where('enrolments.team_id', '=', teamId)
+    .where('enrolments.participant_id', '=', participantId);
+}
+
+export async function enrolmentsOf(db: Db, teamId: number, participantId: number, page?: { limit: number; offset: number }): Promise<EnrolmentRow[]> {
+  let query = selectEnrolments(db, teamId, participantId).orderBy('enrolments.id');
+  if (page) query = query.limit(page.limit).offset(page.offset);
+  return query.execute();
+}
+
+export async function countEnrolmentsOf(db: Db, teamId: number, participantId: number): Promise<number> {
+  const row = await db
+    .selectFrom('enrolments')
+    .select((eb) => eb.fn.countAll<number>().as('total'))
+    .where('team_id', '=', teamId)
+    .where('participant_id', '=', participantId)
+    .executeTakeFirstOrThrow();
+  return Number(row.total);
+}
+
+export async function findEnrolment(db: Db, teamId: number, participantId: number, experimentId: number): Promise<EnrolmentRow | undefined> {
+  return selectEnrolments(db, teamId, participantId).where('enrolments.experiment_id', '=', experimentId).executeTakeFirst();
+}
+
+export async function excludedExperimentIds(db: Db, teamId: number, participantId: number): Promise<Set<number>> {
+  const rows = await db
+    .selectFrom('exclusions')
+    .select('experiment_id')
+    .where('team_id', '=', teamId)
+    .where('participant_id', '=', participantId)
+    .execute();
+  return new Set(rows.map((row) => row.experiment_id));
+}
+
+/** Enrols unless already enrolled (a concurrent ingest may have won); true when this call did. */
+export async function enrol(db: Db, teamId: number, participantId: number, experimentId: number, variantId: number, at: string): Promise<boolean> {
+  const inserted = await db
+    .insertInto('enrolments')
+    .values({ team_id: teamId, participant_id: participantId, experiment_id: experimentId, variant_id: variantId, enrolled_at: at })
+    .onConflict((oc) => oc.columns(['team_id', 'participant_id', 'experiment_id']).doNothing())
+    .returning('id')
+    .executeTakeFirst();
+  if (!inserted) return false;
+  await db
+    .updateTable('variants')
+    .set((eb) => ({ participants: eb('participants', '+', 1) }))
+    .where('id', '=', variantId)
+    .where('team_id', '=', teamId)
+    .execute();
+  return true;
+}
+
+/** Counts one event of an enrolled participant: every event in `conversions`, the first in `unique_conversions`. */
+export async function recordConversion(db: Db, teamId: number, enrolment: { participantId: number; experimentId: number; variantId: number }, eventId: number): Promise<void> {
+  const { count } = await db
+    .insertInto('conversions')
+    .values({ team_id: teamId, participant_id: enrolment.participantId, experiment_id: enrolment.experimentId, event_id: eventId, count: 1 })
+    .onConflict((oc) =>
+      oc.columns(['team_id', 'participant_id', 'experiment_id', 'event_id']).doUpdateSet((eb) => ({ count: eb('conversions.count', '+', 1) })),
+    )
+    .returning('count')
+    .executeTakeFirstOrThrow();
+  const unique = Number(count) === 1 ? 1 : 0;
+  await db
+    .insertInto('variant_event_counts')
+    .values({ team_id: teamId, variant_id: enrolment.variantId, event_id: eventId, conversions: 1, unique_conversions: unique })
+    .onConflict((oc) =>
+      oc.columns(['team_id', 'variant_id', 'event_id']).doUpdateSet((eb) => ({
+        conversions: eb('variant_event_counts.conversions', '+', 1),
+        unique_conversions: eb('variant_event_counts.unique_conversions', '+', unique),
+      })),
+    )
+    .execute();
+}
+
+/** Removes an enrolment and takes its participant and conversions out of the counters. */
+export async function removeEnrolment(db: Db, teamId: number, participantId: number, enrolment: EnrolmentRow): Promise<void> {
+  const conversions = await db
+    .selectFrom('conversions')
+    .select(['event_id', 'count'])
+    .where('team_id', '=', teamId)
+    .where('participant_id', '=', participantId)
+    .where('experiment_id', '=', enrolment.experiment_id)
+    .execute();
+  for (const conversion of conversions) {
+    await db
+      .updateTable('variant_event_counts')
+      .set((eb) => ({
+        conversions: eb('conversions', '-', conversion.count),
+        unique_conversions: eb('unique_conversions', '-', 1),
+      }))
+      .where('team_id', '=', teamId)
+      .where('variant_id', '=', enrolment.variant_id)
+      .where('event_id', '=', conversion.event_id)
+      .execute();
+  }
+  await db
+    .deleteFrom('conversions')
+    .where('team_id', '=', teamId)
+    .where('participant_id', '=', participantId)
+    .where('experiment_id', '=', enrolment.experiment_id)
+    .execute();
+  await db
+    .updateTable('variants')
+    .set((eb) => ({ participants: eb('participants', '-', 1) }))
+    .where('id', '=', enrolment.variant_id)
+    .where('team_id', '=', teamId)
+    .execute();
+  await db.deleteFrom('enrolments').where('id', '=', enrolment.id).where('team_id', '=', teamId).execute();
+}
+
+export async function exclude(db: Db, teamId: number, participantId: number, experimentId: number): Promise<void> {
+  await db
+    .insertInto('exclusions')
+    .values({ team_id: teamId, participant_id: participantId, experiment_id: experimentId })
+    .onConflict((oc) => oc.doNothing())
+    .execute();
+}

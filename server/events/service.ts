@@ -1,0 +1,66 @@
+import type { components } from '../../generated/api';
+import { Conflict, NotFound } from '../http/errors';
+import type { PageRequest } from '../http/pagination';
+import type { Db } from '../storage/database';
+import { now, onDuplicate } from '../storage/values';
+import type { TeamRow } from '../teams/store';
+import * as store from './store';
+
+type Event = components['schemas']['Event'];
+type EventCreate = components['schemas']['EventCreate'];
+type EventUpdate = components['schemas']['EventUpdate'];
+
+export async function requireEvent(db: Db, team: TeamRow, key: string): Promise<store.EventRow> {
+  const event = await store.findEvent(db, team.id, key);
+  if (!event) throw new NotFound(`No event '${key}' in team ${team.id}.`);
+  return event;
+}
+
+export async function listEvents(db: Db, team: TeamRow, page: PageRequest) {
+  const [rows, total] = await Promise.all([store.listEvents(db, team.id, page.perPage, page.offset), store.countEvents(db, team.id)]);
+  return { items: rows.map(store.toEvent), total };
+}
+
+export async function getEvent(db: Db, team: TeamRow, key: string): Promise<Event> {
+  return store.toEvent(await requireEvent(db, team, key));
+}
+
+export async function createEvent(db: Db, team: TeamRow, input: EventCreate): Promise<Event> {
+  const at = now();
+  const row = await onDuplicate(
+    store.insertEvent(db, {
+      team_id: team.id,
+      key: input.key,
+      description: input.description ?? null,
+      type: input.type ?? 'unique',
+      created_at: at,
+      updated_at: at,
+    }),
+    () => duplicateKey(team, input.key),
+  );
+  return store.toEvent(row);
+}
+
+export async function updateEvent(db: Db, team: TeamRow, key: string, input: EventUpdate): Promise<Event> {
+  const event = await requireEvent(db, team, key);
+  const row = await onDuplicate(store.updateEvent(db, event.id, team.id, { ...input, updated_at: now() }), () =>
+    duplicateKey(team, input.key ?? key),
+  );
+  return store.toEvent(row);
+}
+
+export async function deleteEvent(db: Db, team: TeamRow, key: string): Promise<Event> {
+  return db.transaction().execute(async (trx) => {
+    const event = await requireEvent(trx, team, key);
+    const goalOf = await store.experimentKeysWithGoal(trx, team.id, event.id);
+    if (goalOf.length > 0) {
+      throw new Conflict(`Event '${key}' is the goal of experiment(s) ${goalOf.map((k) => `'${k}'`).join(', ')}; change their goal or delete them first.`);
+    }
+    await store.deleteEvent(trx, event.id, team.id);
+    return store.toEvent(event);
+  });
+}
+
+function duplicateKey(team: TeamRow, key: string): Conflict {
+  return new Conflict(`Team ${team.id} already has an event '${key}'.`);
+}

@@ -1,0 +1,119 @@
+import { randomBytes } from 'node:crypto';
+import type { components } from '../../generated/api';
+import { requireEvent } from '../events/service';
+import { Conflict, NotFound } from '../http/errors';
+import type { PageRequest } from '../http/pagination';
+import type { Db } from '../storage/database';
+import { now, onDuplicate } from '../storage/values';
+import type { TeamRow } from '../teams/store';
+import { variantsOf } from '../variants/store';
+import * as store from './store';
+
+type Experiment = components['schemas']['Experiment'];
+type ExperimentCreate = components['schemas']['ExperimentCreate'];
+type ExperimentUpdate = components['schemas']['ExperimentUpdate'];
+
+export async function requireExperiment(db: Db, team: TeamRow, key: string): Promise<store.ExperimentRow> {
+  const experiment = await store.findExperiment(db, team.id, key);
+  if (!experiment) throw new NotFound(`No experiment '${key}' in team ${team.id}.`);
+  return experiment;
+}
+
+/** The experiment, locked for the rest of the transaction. */
+export async function lockedExperiment(trx: Db, team: TeamRow, key: string): Promise<store.ExperimentRow> {
+  const experiment = await requireExperiment(trx, team, key);
+  await store.lockExperiment(trx, experiment.id, team.id);
+  return store.findExperimentById(trx, team.id, experiment.id);
+}
+
+export async function listExperiments(db: Db, team: TeamRow, page: PageRequest) {
+  const [rows, total] = await Promise.all([
+    store.listExperiments(db, team.id, page.perPage, page.offset),
+    store.countExperiments(db, team.id),
+  ]);
+  return { items: rows.map(store.toExperiment), total };
+}
+
+export async function getExperiment(db: Db, team: TeamRow, key: string): Promise<Experiment> {
+  return store.toExperiment(await requireExperiment(db, team, key));
+}
+
+export async function createExperiment(db: Db, team: TeamRow, input: ExperimentCreate): Promise<Experiment> {
+  const goal = await requireEvent(db, team, input.event);
+  const at = now();
+  const id = await onDuplicate(
+    store.insertExperiment(db, {
+      team_id: team.id,
+      key: input.key,
+      description: input.description ?? null,
+      status: 'draft',
+      event_id: goal.id,
+      seed: randomBytes(16).toString('hex'),
+      created_at: at,
+      updated_at: at,
+      started_at: null,
+      stopped_at: null,
+    }),
+    () => duplicateKey(team, input.key),
+  );
+  return store.toExperiment(await store.findExperimentById(db, team.id, id));
+}
+
+export async function updateExperiment(db: Db, team: TeamRow, key: string, input: ExperimentUpdate): Promise<Experiment> {
+  const experiment = await requireExperiment(db, team, key);
+  const goal = input.event === undefined ? undefined : await requireEvent(db, team, input.event);
+  await onDuplicate(
+    store.updateExperiment(db, experiment.id, team.id, {
+      key: input.key,
+      description: input.description,
+      event_id: goal?.id,
+      updated_at: now(),
+    }),
+    () => duplicateKey(team, input.key ?? key),
+  );
+  return store.toExperiment(await store.findExperimentById(db, team.id, experiment.id));
+}
+
+export async function deleteExperiment(db: Db, team: TeamRow, key: string): Promise<Experiment> {
+  return db.transaction().execute(async (trx) => {
+    const experiment = await lockedExperiment(trx, team, key);
+    if (experiment.status === 'running') throw new Conflict(`Experiment '${key}' is running; stop it before deleting it.`);
+    await store.deleteExperiment(trx, experiment.id, team.id);
+    return store.toExperiment(experiment);
+  });
+}
+
+export async function startExperiment(db: Db, team: TeamRow, key: string): Promise<Experiment> {
+  return db.transaction().execute(async (trx) => {
+    const experiment = await lockedExperiment(trx, team, key);
+    if (experiment.status !== 'draft') throw new Conflict(`Experiment '${key}' is ${experiment.status}; only a draft can start.`);
+    const problem = whyNotStartable(await variantsOf(trx, team.id, experiment.id));
+    if (problem) throw new Conflict(`Experiment '${key}' cannot start: ${problem}.`);
+    const at = now();
+    await store.transition(trx, experiment.id, team.id, 'draft', { status: 'running', started_at: at, updated_at: at });
+    return store.toExperiment(await store.findExperimentById(trx, team.id, experiment.id));
+  });
+}
+
+export async function stopExperiment(db: Db, team: TeamRow, key: string): Promise<Experiment> {
+  return db.transaction().execute(async (trx) => {
+    const experiment = await lockedExperiment(trx, team, key);
+    if (experiment.status !== 'running') throw new Conflict(`Experiment '${key}' is ${experiment.status}; only a running experiment can stop.`);
+    const at = now();
+    await store.transition(trx, experiment.id, team.id, 'running', { status: 'stopped', stopped_at: at, updated_at: at });
+    return store.toExperiment(await store.findExperimentById(trx, team.id, experiment.id));
+  });
+}
+
+function whyNotStartable(variants: Array<{ control: boolean | number; share: number }>): string | undefined {
+  if (variants.length < 2) return `it has ${variants.length} variant(s), at least 2 are needed`;
+  const controls = variants.filter((variant) => Boolean(variant.control)).length;
+  if (controls !== 1) return `it has ${controls} control variants, exactly 1 is needed`;
+  const total = variants.reduce((sum, variant) => sum + variant.share, 0);
+  if (total !== 100) return `its variants' traffic sums to ${total}, not 100`;
+  return undefined;
+}
+
+function duplicateKey(team: TeamRow, key: string): Conflict {
+  return new Conflict(`Team ${team.id} already has an experiment '${key}'.`);
+}

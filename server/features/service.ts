@@ -1,0 +1,61 @@
+import type { components } from '../../generated/api';
+import { Conflict, NotFound } from '../http/errors';
+import type { PageRequest } from '../http/pagination';
+import type { Db } from '../storage/database';
+import { now, onDuplicate } from '../storage/values';
+import type { TeamRow } from '../teams/store';
+import * as store from './store';
+
+type Feature = components['schemas']['Feature'];
+type FeatureCreate = components['schemas']['FeatureCreate'];
+type FeatureUpdate = components['schemas']['FeatureUpdate'];
+
+async function requireFeature(db: Db, team: TeamRow, key: string): Promise<store.FeatureRow> {
+  const feature = await store.findFeature(db, team.id, key);
+  if (!feature) throw new NotFound(`No feature '${key}' in team ${team.id}.`);
+  return feature;
+}
+
+export async function listFeatures(db: Db, team: TeamRow, page: PageRequest) {
+  const [rows, total] = await Promise.all([store.listFeatures(db, team.id, page.perPage, page.offset), store.countFeatures(db, team.id)]);
+  return { items: rows.map(store.toFeature), total };
+}
+
+export async function getFeature(db: Db, team: TeamRow, key: string): Promise<Feature> {
+  return store.toFeature(await requireFeature(db, team, key));
+}
+
+export async function createFeature(db: Db, team: TeamRow, input: FeatureCreate): Promise<Feature> {
+  const at = now();
+  const row = await onDuplicate(
+    store.insertFeature(db, {
+      team_id: team.id,
+      key: input.key,
+      description: input.description ?? null,
+      enabled: input.enabled ?? false,
+      value: input.value ?? null,
+      created_at: at,
+      updated_at: at,
+    }),
+    () => duplicateKey(team, input.key),
+  );
+  return store.toFeature(row);
+}
+
+export async function updateFeature(db: Db, team: TeamRow, key: string, input: FeatureUpdate): Promise<Feature> {
+  const feature = await requireFeature(db, team, key);
+  const row = await onDuplicate(store.updateFeature(db, feature.id, team.id, { ...input, updated_at: now() }), () =>
+    duplicateKey(team, input.key ?? key),
+  );
+  return store.toFeature(row);
+}
+
+export async function deleteFeature(db: Db, team: TeamRow, key: string): Promise<Feature> {
+  const feature = await requireFeature(db, team, key);
+  await store.deleteFeature(db, feature.id, team.id);
+  return store.toFeature(feature);
+}
+
+function duplicateKey(team: TeamRow, key: string): Conflict {
+  return new Conflict(`Team ${team.id} already has a feature '${key}'.`);
+}

@@ -1,0 +1,79 @@
+import type { components } from '../../generated/api';
+
+type FieldError = components['schemas']['ProblemFieldError'];
+
+/** An error that is answered with its HTTP status as an RFC 9457 problem. */
+export class HttpError extends Error {
+  constructor(
+    readonly status: number,
+    readonly title: string,
+    readonly slug: string,
+    detail: string,
+    readonly errors?: FieldError[],
+    readonly headers: Record<string, string> = {},
+  ) {
+    super(detail);
+  }
+}
+
+export class BadRequest extends HttpError {
+  constructor(detail: string, errors: FieldError[] = []) {
+    super(400, 'Bad Request', 'validation', detail, errors);
+  }
+}
+
+export class Unauthorized extends HttpError {
+  constructor(detail = 'No valid credential: send Authorization: Bearer <API token or ingest key>.') {
+    super(401, 'Unauthorized', 'unauthorized', detail, undefined, { 'WWW-Authenticate': 'Bearer' });
+  }
+}
+
+export class QuotaExceeded extends HttpError {
+  constructor(detail: string) {
+    super(402, 'Quota Exceeded', 'quota-exceeded', detail);
+  }
+}
+
+export class Forbidden extends HttpError {
+  constructor(detail: string) {
+    super(403, 'Forbidden', 'forbidden', detail);
+  }
+}
+
+export class NotFound extends HttpError {
+  constructor(detail: string) {
+    super(404, 'Not Found', 'not-found', detail);
+  }
+}
+
+export class MethodNotAllowed extends HttpError {
+  constructor(method: string, allowed: string[]) {
+    super(405, 'Method Not Allowed', 'method-not-allowed', `${method} is not allowed here; allowed: ${allowed.join(', ')}.`, undefined, {
+      Allow: allowed.join(', '),
+    });
+  }
+}
+
+export class Conflict extends HttpError {
+  constructor(detail: string) {
+    super(409, 'Conflict', 'conflict', detail);
+  }
+}
+
+export class PayloadTooLarge extends HttpError {
+  constructor(detail = 'Request bodies are limited to 64 KiB.') {
+    super(413, 'Content Too Large', 'payload-too-large', detail);
+  }
+}
+
+export class UnsupportedMediaType extends HttpError {
+  constructor(detail = 'Send the body as application/json or application/vnd.api+json.') {
+    super(415, 'Unsupported Media Type', 'unsupported-media-type', detail);
+  }
+}
+
+export class StorageUnavailable extends HttpError {
+  constructor(detail = 'Storage does not answer.') {
+    super(500, 'Internal Server Error', 'storage-unavailable', detail);
+  }
+}

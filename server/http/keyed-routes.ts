@@ -1,0 +1,39 @@
+import { Router } from 'express';
+import type { Db } from '../storage/database';
+import { teamOf } from '../teams/middleware';
+import type { TeamRow } from '../teams/store';
+import { paginated, pageRequest, type PageRequest } from './pagination';
+
+/** The use cases of a team resource addressed by key. */
+export interface KeyedService<T, Create, Update> {
+  list(db: Db, team: TeamRow, page: PageRequest): Promise<{ items: T[]; total: number }>;
+  create(db: Db, team: TeamRow, input: Create): Promise<T>;
+  get(db: Db, team: TeamRow, key: string): Promise<T>;
+  update(db: Db, team: TeamRow, key: string, input: Update): Promise<T>;
+  remove(db: Db, team: TeamRow, key: string): Promise<T>;
+}
+
+/** GET/POST on the collection, GET/PUT/DELETE on `/:param` — each answering `{ data }`. */
+export function keyedRoutes<T, Create, Update>(db: Db, param: string, service: KeyedService<T, Create, Update>): Router {
+  const router = Router({ mergeParams: true, caseSensitive: true });
+
+  router.get('/', async (req, res) => {
+    const page = pageRequest(req);
+    const { items, total } = await service.list(db, teamOf(res), page);
+    res.json(paginated(req, items, total, page));
+  });
+  router.post('/', async (req, res) => {
+    res.json({ data: await service.create(db, teamOf(res), req.body as Create) });
+  });
+  router.get(`/:${param}`, async (req, res) => {
+    res.json({ data: await service.get(db, teamOf(res), req.params[param]) });
+  });
+  router.put(`/:${param}`, async (req, res) => {
+    res.json({ data: await service.update(db, teamOf(res), req.params[param], req.body as Update) });
+  });
+  router.delete(`/:${param}`, async (req, res) => {
+    res.json({ data: await service.remove(db, teamOf(res), req.params[param]) });
+  });
+
+  return router;
+}

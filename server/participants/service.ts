@@ -1,0 +1,98 @@
+import type { components } from '../../generated/api';
+import * as enrolments from '../enrolments/store';
+import { requireExperiment } from '../experiments/service';
+import { Conflict, NotFound } from '../http/errors';
+import type { PageRequest } from '../http/pagination';
+import type { Db } from '../storage/database';
+import { now, onDuplicate } from '../storage/values';
+import type { TeamRow } from '../teams/store';
+import * as store from './store';
+
+type Participant = components['schemas']['Participant'];
+type ParticipantDetail = components['schemas']['ParticipantDetail'];
+type ParticipantCreate = components['schemas']['ParticipantCreate'];
+type ParticipantUpdate = components['schemas']['ParticipantUpdate'];
+type Enrolment = components['schemas']['Enrolment'];
+
+async function requireParticipant(db: Db, team: TeamRow, key: string): Promise<store.ParticipantRow> {
+  const participant = await store.findParticipant(db, team.id, key);
+  if (!participant) throw new NotFound(`No participant '${key}' in team ${team.id}.`);
+  return participant;
+}
+
+export async function listParticipants(db: Db, team: TeamRow, page: PageRequest) {
+  const [rows, total] = await Promise.all([
+    store.listParticipants(db, team.id, page.perPage, page.offset),
+    store.countParticipants(db, team.id),
+  ]);
+  return { items: rows.map(store.toParticipant), total };
+}
+
+/** The participant with one page of its enrolments; `total` counts the enrolments. */
+export async function getParticipant(db: Db, team: TeamRow, key: string, page: PageRequest): Promise<{ detail: ParticipantDetail; total: number }> {
+  const participant = await requireParticipant(db, team, key);
+  const [rows, total] = await Promise.all([
+    enrolments.enrolmentsOf(db, team.id, participant.id, { limit: page.perPage, offset: page.offset }),
+    enrolments.countEnrolmentsOf(db, team.id, participant.id),
+  ]);
+  return { detail: { ...store.toParticipant(participant), experiments: rows.map(enrolments.toEnrolment) }, total };
+}
+
+export async function createParticipant(db: Db, team: TeamRow, input: ParticipantCreate): Promise<Participant> {
+  const row = await onDuplicate(store.insertParticipant(db, team.id, input, now()), () => duplicateKey(team, input.key));
+  return store.toParticipant(row);
+}
+
+export async function updateParticipant(db: Db, team: TeamRow, key: string, input: ParticipantUpdate): Promise<Participant> {
+  const participant = await requireParticipant(db, team, key);
+  const row = await onDuplicate(store.updateParticipant(db, participant.id, team.id, input, now()), () => duplicateKey(team, input.key ?? key));
+  return store.toParticipant(row);
+}
+
+export async function deleteParticipant(db: Db, team: TeamRow, key: string): Promise<Participant> {
+  return db.transaction().execute(async (trx) => {
+    const participant = await requireParticipant(trx, team, key);
+    for (const enrolment of await enrolments.enrolmentsOf(trx, team.id, participant.id)) {
+      await enrolments.removeEnrolment(trx, team.id, participant.id, enrolment);
+    }
+    await store.deleteParticipant(trx, participant.id, team.id);
+    return store.toParticipant(participant);
+  });
+}
+
+export async function listEnrolments(db: Db, team: TeamRow, key: string, page: PageRequest) {
+  const participant = await requireParticipant(db, team, key);
+  const [rows, total] = await Promise.all([
+    enrolments.enrolmentsOf(db, team.id, participant.id, { limit: page.perPage, offset: page.offset }),
+    enrolments.countEnrolmentsOf(db, team.id, participant.id),
+  ]);
+  return { items: rows.map(enrolments.toEnrolment), total };
+}
+
+export async function getEnrolment(db: Db, team: TeamRow, key: string, experimentKey: string): Promise<Enrolment> {
+  const participant = await requireParticipant(db, team, key);
+  const experiment = await requireExperiment(db, team, experimentKey);
+  return enrolments.toEnrolment(await requireEnrolment(db, team, participant, experiment));
+}
+
+/** Unenrols for good: the enrolment and its conversions leave the statistics, and ingest never enrols it there again. */
+export async function unenrol(db: Db, team: TeamRow, key: string, experimentKey: string): Promise<Enrolment> {
+  return db.transaction().execute(async (trx) => {
+    const participant = await requireParticipant(trx, team, key);
+    const experiment = await requireExperiment(trx, team, experimentKey);
+    const enrolment = await requireEnrolment(trx, team, participant, experiment);
+    await enrolments.removeEnrolment(trx, team.id, participant.id, enrolment);
+    await enrolments.exclude(trx, team.id, participant.id, experiment.id);
+    return enrolments.toEnrolment(enrolment);
+  });
+}
+
+async function requireEnrolment(db: Db, team: TeamRow, participant: store.ParticipantRow, experiment: { id: number; key: string }) {
+  const enrolment = await enrolments.findEnrolment(db, team.id, participant.id, experiment.id);
+  if (!enrolment) throw new NotFound(`Participant '${participant.key}' is not enrolled in experiment '${experiment.key}'.`);
+  return enrolment;
+}
+
+function duplicateKey(team: TeamRow, key: string): Conflict {
+  return new Conflict(`Team ${team.id} already has a participant '${key}'.`);
+}

@@ -1,0 +1,99 @@
+import type { Selectable } from 'kysely';
+import type { components } from '../../generated/api';
+import type { Db } from '../storage/database';
+import type { Database } from '../storage/schema';
+import { iso } from '../storage/values';
+
+type Participant = components['schemas']['Participant'];
+type Attributes = components['schemas']['Attributes'];
+export type ParticipantRow = Selectable<Database['participants']>;
+
+export interface ParticipantInput {
+  key: string;
+  notes?: string | null;
+  attributes?: Attributes;
+}
+
+export function toParticipant(row: ParticipantRow): Participant {
+  return {
+    key: row.key,
+    notes: row.notes,
+    attributes: JSON.parse(row.attributes) as Attributes,
+    created_at: iso(row.created_at),
+    updated_at: iso(row.updated_at),
+  };
+}
+
+export async function findParticipant(db: Db, teamId: number, key: string): Promise<ParticipantRow | undefined> {
+  return db.selectFrom('participants').selectAll().where('team_id', '=', teamId).where('key', '=', key).executeTakeFirst();
+}
+
+export async function listParticipants(db: Db, teamId: number, limit: number, offset: number): Promise<ParticipantRow[]> {
+  return db.selectFrom('participants').selectAll().where('team_id', '=', teamId).orderBy('id').limit(limit).offset(offset).execute();
+}
+
+export async function countParticipants(db: Db, teamId: number): Promise<number> {
+  const row = await db
+    .selectFrom('participants')
+    .select((eb) => eb.fn.countAll<number>().as('total'))
+    .where('team_id', '=', teamId)
+    .executeTakeFirstOrThrow();
+  return Number(row.total);
+}
+
+export async function insertParticipant(db: Db, teamId: number, input: ParticipantInput, at: string): Promise<ParticipantRow> {
+  return db
+    .insertInto('participants')
+    .values({
+      team_id: teamId,
+      key: input.key,
+      notes: input.notes ?? null,
+      attributes: JSON.stringify(input.attributes ?? {}),
+      created_at: at,
+      updated_at: at,
+    })
+    .returningAll()
+    .executeTakeFirstOrThrow();
+}
+
+/** Creates the participant, or updates the given fields of an existing one — atomically, so concurrent ingests agree. */
+export async function upsertParticipant(db: Db, teamId: number, input: ParticipantInput, at: string): Promise<ParticipantRow> {
+  const changes = changesOf(input);
+  return db
+    .insertInto('participants')
+    .values({
+      team_id: teamId,
+      key: input.key,
+      notes: input.notes ?? null,
+      attributes: JSON.stringify(input.attributes ?? {}),
+      created_at: at,
+      updated_at: at,
+    })
+    .onConflict((oc) =>
+      oc.columns(['team_id', 'key']).doUpdateSet((eb) => (Object.keys(changes).length > 0 ? { ...changes, updated_at: at } : { key: eb.ref('excluded.key') })),
+    )
+    .returningAll()
+    .executeTakeFirstOrThrow();
+}
+
+export async function updateParticipant(db: Db, id: number, teamId: number, input: Partial<ParticipantInput>, at: string): Promise<ParticipantRow> {
+  return db
+    .updateTable('participants')
+    .set({ ...changesOf(input), updated_at: at })
+    .where('id', '=', id)
+    .where('team_id', '=', teamId)
+    .returningAll()
+    .executeTakeFirstOrThrow();
+}
+
+export async function deleteParticipant(db: Db, id: number, teamId: number): Promise<void> {
+  await db.deleteFrom('participants').where('id', '=', id).where('team_id', '=', teamId).execute();
+}
+
+function changesOf(input: Partial<ParticipantInput>) {
+  return {
+    ...(input.key !== undefined && { key: input.key }),
+    ...(input.notes !== undefined && { notes: input.notes }),
+    ...(input.attributes !== undefined && { attributes: JSON.stringify(input.attributes) }),
+  };
+}

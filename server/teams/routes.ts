@@ -1,0 +1,44 @@
+import { Router } from 'express';
+import { principalOf } from '../auth/principal';
+import { paginated, pageRequest } from '../http/pagination';
+import type { Storage } from '../storage/database';
+import { teamOf } from './middleware';
+import { describeTeam, getCurrentTeam, getUser, listTeams, type Include } from './service';
+import type { TeamSort } from './store';
+
+/** Operations that only API tokens reach, so the principal is a user. */
+function userIdOf(res: Parameters<typeof principalOf>[0]): number {
+  const principal = principalOf(res);
+  if (principal.kind !== 'user') throw new Error('user operation reached with an ingest key');
+  return principal.userId;
+}
+
+export function userRoutes({ db }: Storage): Router {
+  const router = Router({ caseSensitive: true });
+  router.get('/user', async (_req, res) => {
+    res.json({ data: await getUser(db, userIdOf(res)) });
+  });
+  router.get('/current-team', async (_req, res) => {
+    res.json({ data: await getCurrentTeam(db, userIdOf(res)) });
+  });
+  router.get('/teams', async (req, res) => {
+    const page = pageRequest(req);
+    const sort = (req.query.sort ?? 'id') as TeamSort;
+    const { items, total } = await listTeams(db, userIdOf(res), sort, includeOf(req.query.include), page);
+    res.json(paginated(req, items, total, page));
+  });
+  return router;
+}
+
+export function teamRoutes({ db }: Storage): Router {
+  const router = Router({ mergeParams: true, caseSensitive: true });
+  router.get('/', async (req, res) => {
+    res.json({ data: await describeTeam(db, teamOf(res), includeOf(req.query.include)) });
+  });
+  return router;
+}
+
+function includeOf(value: unknown): Include[] {
+  if (value === undefined) return [];
+  return (Array.isArray(value) ? value : String(value).split(',')) as Include[];
+}

@@ -1,0 +1,72 @@
+import type { components } from '../../generated/api';
+import type { Db } from '../storage/database';
+import type { Database } from '../storage/schema';
+import { iso } from '../storage/values';
+import type { Selectable } from 'kysely';
+
+type Team = components['schemas']['Team'];
+export type TeamRow = Selectable<Database['teams']>;
+export type TeamSort = 'id' | '-id' | 'name' | '-name' | 'created_at' | '-created_at';
+
+export async function findTeam(db: Db, teamId: number): Promise<TeamRow | undefined> {
+  return db.selectFrom('teams').selectAll().where('id', '=', teamId).executeTakeFirst();
+}
+
+export async function isMember(db: Db, teamId: number, userId: number): Promise<boolean> {
+  const row = await db
+    .selectFrom('memberships')
+    .select('user_id')
+    .where('team_id', '=', teamId)
+    .where('user_id', '=', userId)
+    .executeTakeFirst();
+  return row !== undefined;
+}
+
+export async function countTeamsOf(db: Db, userId: number): Promise<number> {
+  const row = await db
+    .selectFrom('memberships')
+    .select((eb) => eb.fn.countAll<number>().as('total'))
+    .where('user_id', '=', userId)
+    .executeTakeFirstOrThrow();
+  return Number(row.total);
+}
+
+export async function listTeamsOf(db: Db, userId: number, sort: TeamSort, limit: number, offset: number): Promise<TeamRow[]> {
+  const column = sort.replace(/^-/, '') as 'id' | 'name' | 'created_at';
+  const direction = sort.startsWith('-') ? 'desc' : 'asc';
+  return db
+    .selectFrom('teams')
+    .innerJoin('memberships', 'memberships.team_id', 'teams.id')
+    .selectAll('teams')
+    .where('memberships.user_id', '=', userId)
+    .orderBy(`teams.${column}`, direction)
+    .orderBy('teams.id', direction)
+    .limit(limit)
+    .offset(offset)
+    .execute();
+}
+
+export async function countsOf(db: Db, teamId: number) {
+  const count = (table: 'events' | 'experiments' | 'participants') =>
+    db
+      .selectFrom(table)
+      .select((eb) => eb.fn.countAll<number>().as('total'))
+      .where('team_id', '=', teamId)
+      .executeTakeFirstOrThrow()
+      .then((row) => Number(row.total));
+  const [events, experiments, participants] = await Promise.all([count('events'), count('experiments'), count('participants')]);
+  return { events, experiments, participants };
+}
+
+export function toTeam(row: TeamRow, counts: { events: number; experiments: number; participants: number }): Team {
+  return {
+    id: row.id,
+    name: row.name,
+    events_count: counts.events,
+    experiments_count: counts.experiments,
+    participants_count: counts.participants,
+    ingest_limit: row.ingest_limit,
+    created_at: iso(row.created_at),
+    updated_at: iso(row.updated_at),
+  };
+}

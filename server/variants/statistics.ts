@@ -1,0 +1,59 @@
+import type { components } from '../../generated/api';
+import { compareWithControl, sampleRatioMismatch, type ArmCounts } from '../domain/statistics';
+import { requireExperiment } from '../experiments/service';
+import type { Db } from '../storage/database';
+import type { TeamRow } from '../teams/store';
+import { requireVariant } from './service';
+import { eventCountsOf, variantsOf, type ResolvedVariant } from './store';
+
+type VariantStatistics = components['schemas']['VariantStatistics'];
+type EventStatistics = components['schemas']['EventStatistics'];
+
+/** Reads only maintained counters: O(variants × events), whatever the number of recorded events. */
+export async function variantStatistics(db: Db, team: TeamRow, experimentKey: string, variantKey: string): Promise<VariantStatistics> {
+  const experiment = await requireExperiment(db, team, experimentKey);
+  const variants = await variantsOf(db, team.id, experiment.id);
+  const variant = requireVariant(variants, experiment, variantKey);
+  const control = variants.find((candidate) => Boolean(candidate.control));
+  const [events, counts] = await Promise.all([
+    db.selectFrom('events').select(['id', 'key', 'type']).where('team_id', '=', team.id).orderBy('key').execute(),
+    eventCountsOf(db, team.id, control ? [variant.id, control.id] : [variant.id]),
+  ]);
+  const armOn = (arm: ResolvedVariant | undefined, eventId: number): ArmCounts => {
+    const row = arm && counts.find((count) => count.variant_id === arm.id && count.event_id === eventId);
+    return { participants: arm?.participants ?? 0, conversions: row?.conversions ?? 0, uniqueConversions: row?.unique_conversions ?? 0 };
+  };
+  const goalFirst = [...events.filter((e) => e.id === experiment.event_id), ...events.filter((e) => e.id !== experiment.event_id)];
+  const srm = sampleRatioMismatch(
+    variants.filter((v) => v.share > 0).map((v) => v.participants),
+    variants.filter((v) => v.share > 0).map((v) => v.share),
+  );
+
+  return {
+    experiment: experiment.key,
+    variant: variant.key,
+    control: control?.key ?? null,
+    participants: variant.participants,
+    srm: { chi_square: srm?.chiSquare ?? null, p_value: srm?.pValue ?? null },
+    events: goalFirst.map((event): EventStatistics => {
+      const arm = armOn(variant, event.id);
+      const comparison = compareWithControl(arm, armOn(control, event.id), variant.id === control?.id);
+      return {
+        event: event.key,
+        type: event.type,
+        conversions: arm.conversions,
+        unique_conversions: arm.uniqueConversions,
+        count_conversion_rate: comparison.countConversionRate,
+        unique_conversion_rate: comparison.uniqueConversionRate,
+        uplift: comparison.uplift,
+        z_score: comparison.zScore,
+        p_value: comparison.pValue,
+        confidence: comparison.confidence,
+        power: comparison.power,
+        conversion_rate_interval: comparison.conversionRateInterval,
+        difference_interval: comparison.differenceInterval,
+        chance_to_beat_control: comparison.chanceToBeatControl,
+      };
+    }),
+  };
+}
