@@ -53,7 +53,7 @@ export function createApp({ storage, logger, validateResponses }: AppOptions): E
       validateRequests: { allowUnknownQueryParameters: false },
       validateResponses: validateResponses && { removeAdditional: false },
       validateSecurity: false,
-      validateFormats: 'full',
+      validateFormats: true,
       ignorePaths: (path: string) => !path.startsWith('/api/'),
     }),
   );

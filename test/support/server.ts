@@ -1,0 +1,81 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { pino } from 'pino';
+import { createApiClient } from '../../generated/client';
+import { createTeam } from '../../server/admin/service';
+import { createApp } from '../../server/app';
+import type { Engine } from '../../server/storage/engine';
+import { openStorage, type Storage } from '../../server/storage/database';
+import { createScratchDatabase } from './postgres';
+
+export type Client = ReturnType<typeof createApiClient>;
+
+export interface TestServer {
+  engine: Engine;
+  baseUrl: string;
+  storage: Storage;
+  /** Where the storage lives: a DATA_DIR for SQLite, a DATABASE_URL for PostgreSQL. */
+  storageEnv: Record<string, string>;
+  /** A new team with its own user, token, ingest key and typed clients. */
+  newTeam(name?: string): Promise<TestTeam>;
+  close(): Promise<void>;
+}
+
+export interface TestTeam {
+  id: number;
+  token: string;
+  ingestKey: string;
+  email: string;
+  /** Client with the team's user's API token. */
+  api: Client;
+  /** Client with the team's ingest key. */
+  ingest: Client;
+}
+
+let teams = 0;
+
+/** The real server on a real port, on its own fresh storage, validating responses too. */
+export async function startServer(engine: Engine): Promise<TestServer> {
+  const { storageEnv, cleanup } = await freshStorage(engine);
+  const storage = await openStorage({ dataDir: storageEnv.DATA_DIR ?? '', databaseUrl: storageEnv.DATABASE_URL });
+  const app = createApp({ storage, logger: pino({ level: 'silent' }), validateResponses: true });
+  const server = app.listen(0, '127.0.0.1');
+  await new Promise((resolve) => server.once('listening', resolve));
+  const baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+
+  return {
+    engine,
+    baseUrl,
+    storage,
+    storageEnv,
+    async newTeam(name = `Team ${++teams}`) {
+      const email = `user${process.pid}-${++teams}@example.com`;
+      const created = await createTeam(storage.db, { name, email });
+      return {
+        id: created.team.id,
+        token: created.token,
+        ingestKey: created.ingest_key,
+        email,
+        api: createApiClient(baseUrl, created.token),
+        ingest: createApiClient(baseUrl, created.ingest_key),
+      };
+    },
+    async close() {
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
+      await storage.close();
+      await cleanup();
+    },
+  };
+}
+
+async function freshStorage(engine: Engine) {
+  if (engine === 'postgres') {
+    const database = await createScratchDatabase();
+    return { storageEnv: { DATABASE_URL: database.url }, cleanup: database.drop };
+  }
+  const dataDir = mkdtempSync(join(tmpdir(), 'experimentation-test-'));
+  return { storageEnv: { DATA_DIR: dataDir }, cleanup: async () => rmSync(dataDir, { recursive: true, force: true }) };
+}
