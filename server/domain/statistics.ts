@@ -1,5 +1,5 @@
 /**
- * Per-variant statistics — pure functions, defined in /work/shared/STATISTICS.md.
+ * Per-variant statistics — pure functions, as the contract defines them (EventStatistics).
  *
  * - Uplift, z, p, power and both intervals are on the unique conversion rate p = x / n.
  * - The control arm reports uplift 0, z 0, p 1, confidence 0 and no power, difference interval
@@ -41,7 +41,7 @@ type PosteriorCounts = Pick<ArmCounts, 'participants' | 'uniqueConversions'>;
 export const Z95 = 1.959964;
 
 /** Longest exact sum (terms) before chance to beat control switches to numerical integration. */
-export const EXACT_MAX_TERMS = 10_000;
+export const EXACT_MAX_TERMS = 1_000;
 
 /** Intervals of the numerical integration grids (fixed cost, independent of the counts). */
 const GRID_INTERVALS = 2_000;
