@@ -30,6 +30,25 @@ export interface AppOptions {
 const docsPath = fileURLToPath(new URL('../dist/docs/index.html', import.meta.url));
 export const BODY_LIMIT = '64kb';
 
+/**
+ * The docs page loads nothing from outside this origin: Redoc's sidebar footer would fetch its
+ * logo from cdn.redoc.ly (no option turns it off), and readers' browsers must not call third
+ * parties. Redoc runs inline; its search falls back from eval'd workers to the main thread.
+ */
+export const DOCS_CSP = [
+  "default-src 'self'",
+  "script-src 'self' 'unsafe-inline'",
+  "style-src 'self' 'unsafe-inline'",
+  "img-src 'self' data: blob:",
+  "font-src 'self' data:",
+  "connect-src 'self'",
+  "worker-src 'self' blob:",
+  "object-src 'none'",
+  "base-uri 'self'",
+  "form-action 'self'",
+  "frame-ancestors 'none'",
+].join('; ');
+
 export function createApp({ storage, logger, validateResponses }: AppOptions): Express {
   const contract = loadContract();
   const app = express();
@@ -41,7 +60,7 @@ export function createApp({ storage, logger, validateResponses }: AppOptions): E
   app.get('/openapi.json', (_req, res) => res.sendFile(contractPath));
   app.get('/docs', (_req, res) => {
     if (!existsSync(docsPath)) throw new NotFound('The docs are not built; run npm run docs.');
-    res.sendFile(docsPath);
+    res.set('Content-Security-Policy', DOCS_CSP).sendFile(docsPath);
   });
 
   app.use(knownOperations(contract));

@@ -22,12 +22,12 @@ export async function createTeam(db: Db, input: { name: string; email: string })
   const ingestKey = newCredential('ingest-key');
   const at = now();
   const userId = await db.transaction().execute(async (trx) => {
-    const user = await findOrCreateUser(trx, input.email, at);
     const team = await trx
       .insertInto('teams')
       .values({ name: input.name, ingest_key_hash: hashCredential(ingestKey), ingest_limit: null, created_at: at, updated_at: at })
       .returningAll()
       .executeTakeFirstOrThrow();
+    const user = await findOrCreateUser(trx, input.email, at);
     await trx.insertInto('memberships').values({ team_id: team.id, user_id: user }).execute();
     await trx.updateTable('users').set({ current_team_id: team.id }).where('id', '=', user).execute();
     await trx.insertInto('api_tokens').values({ user_id: user, token_hash: hashCredential(token), created_at: at }).execute();
@@ -57,13 +57,15 @@ export async function setQuota(db: Db, teamId: number, ingestLimit: number | nul
   return toTeam(team, await countsOf(db, team.id));
 }
 
+/** Atomic under concurrency: when another run creates the same e-mail first, the insert does nothing and the select finds it. */
 async function findOrCreateUser(db: Db, email: string, at: string): Promise<number> {
-  const existing = await db.selectFrom('users').select('id').where('email', '=', email).executeTakeFirst();
-  if (existing) return existing.id;
   const created = await db
     .insertInto('users')
     .values({ name: email.split('@')[0], email, current_team_id: null, created_at: at })
+    .onConflict((oc) => oc.column('email').doNothing())
     .returning('id')
-    .executeTakeFirstOrThrow();
-  return created.id;
+    .executeTakeFirst();
+  if (created) return created.id;
+  const existing = await db.selectFrom('users').select('id').where('email', '=', email).executeTakeFirstOrThrow();
+  return existing.id;
 }

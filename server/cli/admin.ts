@@ -1,7 +1,7 @@
 import { parseArgs } from 'node:util';
 import { createTeam, createToken, setQuota } from '../admin/service';
 import { settingsFromEnv } from '../settings';
-import { openStorage } from '../storage/database';
+import { openStorage, type Storage } from '../storage/database';
 
 const usage = `Usage: npm run admin -- <command> [options]
 
@@ -11,27 +11,41 @@ const usage = `Usage: npm run admin -- <command> [options]
 
 Storage: DATABASE_URL (PostgreSQL) or DATA_DIR (SQLite, default ./data), as for the server.`;
 
-const { positionals, values } = parseArgs({
-  allowPositionals: true,
-  options: {
-    name: { type: 'string' },
-    email: { type: 'string' },
-    team: { type: 'string' },
-    'ingest-limit': { type: 'string' },
-    json: { type: 'boolean', default: false },
-    help: { type: 'boolean', short: 'h', default: false },
-  },
-});
-
-function required(name: keyof typeof values): string {
-  const value = values[name];
-  if (typeof value !== 'string' || value === '') fail(`--${name} is required`);
-  return value as string;
-}
+const options = {
+  name: { type: 'string' },
+  email: { type: 'string' },
+  team: { type: 'string' },
+  'ingest-limit': { type: 'string' },
+  json: { type: 'boolean', default: false },
+  help: { type: 'boolean', short: 'h', default: false },
+} as const;
 
 function fail(message: string): never {
   console.error(`${message}\n\n${usage}`);
   process.exit(2);
+}
+
+function parse() {
+  try {
+    return parseArgs({ allowPositionals: true, options });
+  } catch (error) {
+    fail(error instanceof Error ? error.message : String(error));
+  }
+}
+
+const { positionals, values } = parse();
+
+function required(name: 'name' | 'email' | 'team' | 'ingest-limit'): string {
+  const value = values[name];
+  if (typeof value !== 'string' || value === '') fail(`--${name} is required`);
+  return value;
+}
+
+// The same bounds as the contract's User and Team schemas: what is stored must be answerable.
+function bounded(name: 'name' | 'email', pattern = /^\S(.*\S)?$/): string {
+  const value = required(name);
+  if (value.length > 255 || !pattern.test(value)) fail(`--${name} must be 1–255 characters${name === 'email' ? ' and an e-mail address' : ' without leading or trailing spaces'}`);
+  return value;
 }
 
 function integer(name: string, text: string): number {
@@ -39,30 +53,41 @@ function integer(name: string, text: string): number {
   return Number(text);
 }
 
-const [command] = positionals;
-if (values.help || !command) {
+const [command, ...extra] = positionals;
+if (values.help) {
   console.log(usage);
-  process.exit(command || values.help ? 0 : 2);
+  process.exit(0);
 }
+if (!command) fail('No command given.');
+if (extra.length > 0) fail(`Unexpected argument '${extra[0]}'.`);
+
+// Everything is checked before storage is opened: a mistyped command touches no database.
+type Action = (db: Storage['db']) => Promise<unknown>;
+function actionOf(name: string): Action {
+  switch (name) {
+    case 'create-team': {
+      const input = { name: bounded('name'), email: bounded('email', /^[^\s@]+@[^\s@]+\.[^\s@]+$/) };
+      return (db) => createTeam(db, input);
+    }
+    case 'create-token': {
+      const email = bounded('email', /^[^\s@]+@[^\s@]+\.[^\s@]+$/);
+      return (db) => createToken(db, email);
+    }
+    case 'set-quota': {
+      const team = integer('team', required('team'));
+      const limit = required('ingest-limit');
+      const ingestLimit = limit === 'none' ? null : integer('ingest-limit', limit);
+      return (db) => setQuota(db, team, ingestLimit);
+    }
+    default:
+      fail(`Unknown command '${name}'.`);
+  }
+}
+const action = actionOf(command);
 
 const storage = await openStorage(settingsFromEnv());
 try {
-  let result: unknown;
-  switch (command) {
-    case 'create-team':
-      result = await createTeam(storage.db, { name: required('name'), email: required('email') });
-      break;
-    case 'create-token':
-      result = await createToken(storage.db, required('email'));
-      break;
-    case 'set-quota': {
-      const limit = required('ingest-limit');
-      result = await setQuota(storage.db, integer('team', required('team')), limit === 'none' ? null : integer('ingest-limit', limit));
-      break;
-    }
-    default:
-      fail(`Unknown command '${command}'.`);
-  }
+  const result = await action(storage.db);
   console.log(values.json ? JSON.stringify(result) : JSON.stringify(result, null, 2));
 } catch (error) {
   console.error(error instanceof Error ? error.message : error);

@@ -107,14 +107,45 @@ export async function recordConversion(db: Db, teamId: number, enrolment: { part
     .execute();
 }
 
+/**
+ * Lock order, shared by every writer of the counters so that concurrent transactions cannot
+ * deadlock (PostgreSQL): the participant's row first, then `variants` rows by experiment, then
+ * `variant_event_counts` rows by experiment and event, then the quota row.
+ */
+export function byExperiment<T extends { experiment_id: number }>(rows: T[]): T[] {
+  return [...rows].sort((a, b) => a.experiment_id - b.experiment_id);
+}
+
 /** Removes an enrolment and takes its participant and conversions out of the counters. */
 export async function removeEnrolment(db: Db, teamId: number, participantId: number, enrolment: EnrolmentRow): Promise<void> {
+  await removeEnrolments(db, teamId, participantId, [enrolment]);
+}
+
+/**
+ * Removes enrolments of one participant and takes them and their conversions out of the
+ * counters. The caller holds the participant's row lock, so no ingest of it runs meanwhile.
+ */
+export async function removeEnrolments(db: Db, teamId: number, participantId: number, removed: EnrolmentRow[]): Promise<void> {
+  if (removed.length === 0) return;
+  const ordered = byExperiment(removed);
+  const experimentIds = ordered.map((enrolment) => enrolment.experiment_id);
+  const variantOf = new Map(ordered.map((enrolment) => [enrolment.experiment_id, enrolment.variant_id]));
+  for (const enrolment of ordered) {
+    await db
+      .updateTable('variants')
+      .set((eb) => ({ participants: eb('participants', '-', 1) }))
+      .where('id', '=', enrolment.variant_id)
+      .where('team_id', '=', teamId)
+      .execute();
+  }
   const conversions = await db
     .selectFrom('conversions')
-    .select(['event_id', 'count'])
+    .select(['experiment_id', 'event_id', 'count'])
     .where('team_id', '=', teamId)
     .where('participant_id', '=', participantId)
-    .where('experiment_id', '=', enrolment.experiment_id)
+    .where('experiment_id', 'in', experimentIds)
+    .orderBy('experiment_id')
+    .orderBy('event_id')
     .execute();
   for (const conversion of conversions) {
     await db
@@ -124,7 +155,7 @@ export async function removeEnrolment(db: Db, teamId: number, participantId: num
         unique_conversions: eb('unique_conversions', '-', 1),
       }))
       .where('team_id', '=', teamId)
-      .where('variant_id', '=', enrolment.variant_id)
+      .where('variant_id', '=', variantOf.get(conversion.experiment_id)!)
       .where('event_id', '=', conversion.event_id)
       .execute();
   }
@@ -132,15 +163,13 @@ export async function removeEnrolment(db: Db, teamId: number, participantId: num
     .deleteFrom('conversions')
     .where('team_id', '=', teamId)
     .where('participant_id', '=', participantId)
-    .where('experiment_id', '=', enrolment.experiment_id)
+    .where('experiment_id', 'in', experimentIds)
     .execute();
   await db
-    .updateTable('variants')
-    .set((eb) => ({ participants: eb('participants', '-', 1) }))
-    .where('id', '=', enrolment.variant_id)
+    .deleteFrom('enrolments')
     .where('team_id', '=', teamId)
+    .where('id', 'in', ordered.map((enrolment) => enrolment.id))
     .execute();
-  await db.deleteFrom('enrolments').where('id', '=', enrolment.id).where('team_id', '=', teamId).execute();
 }
 
 export async function exclude(db: Db, teamId: number, participantId: number, experimentId: number): Promise<void> {

@@ -12,8 +12,12 @@ type FeatureUpdate = components['schemas']['FeatureUpdate'];
 
 async function requireFeature(db: Db, team: TeamRow, key: string): Promise<store.FeatureRow> {
   const feature = await store.findFeature(db, team.id, key);
-  if (!feature) throw new NotFound(`No feature '${key}' in team ${team.id}.`);
+  if (!feature) throw featureNotFound(team, key);
   return feature;
+}
+
+function featureNotFound(team: TeamRow, key: string): NotFound {
+  return new NotFound(`No feature '${key}' in team ${team.id}.`);
 }
 
 export async function listFeatures(db: Db, team: TeamRow, page: PageRequest) {
@@ -47,13 +51,17 @@ export async function updateFeature(db: Db, team: TeamRow, key: string, input: F
   const row = await onDuplicate(store.updateFeature(db, feature.id, team.id, { ...input, updated_at: now() }), () =>
     duplicateKey(team, input.key ?? key),
   );
+  // Deleted by a concurrent request between the read and the write.
+  if (!row) throw featureNotFound(team, key);
   return store.toFeature(row);
 }
 
 export async function deleteFeature(db: Db, team: TeamRow, key: string): Promise<Feature> {
   const feature = await requireFeature(db, team, key);
-  await store.deleteFeature(db, feature.id, team.id);
-  return store.toFeature(feature);
+  // Answers with the row as it was deleted; a concurrent delete that got there first makes this a 404.
+  const row = await store.deleteFeature(db, feature.id, team.id);
+  if (!row) throw featureNotFound(team, key);
+  return store.toFeature(row);
 }
 
 function duplicateKey(team: TeamRow, key: string): Conflict {

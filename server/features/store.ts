@@ -39,10 +39,12 @@ export async function insertFeature(db: Db, row: Insertable<Database['features']
   return db.insertInto('features').values(row).returningAll().executeTakeFirstOrThrow();
 }
 
-export async function updateFeature(db: Db, id: number, teamId: number, changes: Updateable<Database['features']>): Promise<FeatureRow> {
-  return db.updateTable('features').set(changes).where('id', '=', id).where('team_id', '=', teamId).returningAll().executeTakeFirstOrThrow();
+/** The changed row, or undefined when the flag is gone (deleted since it was read). */
+export async function updateFeature(db: Db, id: number, teamId: number, changes: Updateable<Database['features']>): Promise<FeatureRow | undefined> {
+  return db.updateTable('features').set(changes).where('id', '=', id).where('team_id', '=', teamId).returningAll().executeTakeFirst();
 }
 
-export async function deleteFeature(db: Db, id: number, teamId: number): Promise<void> {
-  await db.deleteFrom('features').where('id', '=', id).where('team_id', '=', teamId).execute();
+/** The deleted row, or undefined when the flag is already gone. */
+export async function deleteFeature(db: Db, id: number, teamId: number): Promise<FeatureRow | undefined> {
+  return db.deleteFrom('features').where('id', '=', id).where('team_id', '=', teamId).returningAll().executeTakeFirst();
 }

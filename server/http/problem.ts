@@ -1,6 +1,7 @@
 import type { ErrorRequestHandler, Response } from 'express';
+import { NoResultError } from 'kysely';
 import type { components } from '../../generated/api';
-import { BadRequest, HttpError, PayloadTooLarge, UnsupportedMediaType } from './errors';
+import { BadRequest, HttpError, NotFound, PayloadTooLarge, UnsupportedMediaType } from './errors';
 
 type Problem = components['schemas']['Problem'];
 
@@ -25,14 +26,21 @@ export const problemHandler: ErrorRequestHandler = (error, req, res, _next) => {
 
 function toHttpError(error: unknown): HttpError | undefined {
   if (error instanceof HttpError) return error;
+  // A row read earlier in the request was deleted by a concurrent one before this request wrote it.
+  if (error instanceof NoResultError) return new NotFound('The resource was removed while this request ran.');
   if (typeof error !== 'object' || error === null) return undefined;
-  const failure = error as { type?: string; status?: number; message?: string; errors?: ValidatorError[] };
+  const failure = error as { type?: string; status?: number; expose?: boolean; message?: string; errors?: ValidatorError[] };
   // express.json()'s errors
   if (failure.type === 'entity.parse.failed') return new BadRequest('The body is not valid JSON.', [{ path: '/body', message: 'invalid JSON' }]);
   if (failure.type === 'entity.too.large') return new PayloadTooLarge();
   if (failure.type === 'encoding.unsupported' || failure.type === 'charset.unsupported') return new UnsupportedMediaType();
   // express-openapi-validator's errors
   if (Array.isArray(failure.errors) && typeof failure.status === 'number') return fromValidator(failure.status, failure.errors);
+  // express.json()'s other client errors: a body that does not decode as its Content-Encoding
+  // says (zlib errors carry no `type`), a Content-Length that does not match, an aborted upload.
+  if (failure.status === 400 && failure.expose === true) {
+    return new BadRequest('The body could not be read.', [{ path: '/body', message: failure.message ?? 'unreadable body' }]);
+  }
   return undefined;
 }
 

@@ -25,23 +25,32 @@ export async function ingest(db: Db, team: TeamRow, input: IngestRequest): Promi
     const experiments = target ? [target] : await listRunningExperiments(trx, team.id);
     const variants = await variantsOfMany(trx, team.id, experiments.map((experiment) => experiment.id));
     const chosen = target && input.variant !== undefined ? requireVariant(variants.get(target.id) ?? [], target, input.variant) : undefined;
-    if (target && target.status !== 'running') throw new Conflict(`Experiment '${target.key}' is ${target.status}; only a running experiment enrols.`);
-
     const at = now();
+    if (target && target.status !== 'running') {
+      // The quota comes before enrolment (402 before 409); the 409 rolls this count back.
+      await requireQuota(trx, team, at);
+      throw new Conflict(`Experiment '${target.key}' is ${target.status}; only a running experiment enrols.`);
+    }
     const participant = await upsertParticipant(trx, team.id, participantInput, at);
     await enrolInRunning(trx, team, participant, experiments, variants, chosen, at);
     const assignments = (await enrolments.enrolmentsOf(trx, team.id, participant.id)).filter((e) => e.status === 'running');
     if (event) {
-      for (const enrolment of assignments.filter((e) => !target || e.experiment_id === target.id)) {
+      // By experiment, the shared lock order (see enrolments.byExperiment): never in enrolment order.
+      for (const enrolment of enrolments.byExperiment(assignments.filter((e) => !target || e.experiment_id === target.id))) {
         await enrolments.recordConversion(trx, team.id, { participantId: participant.id, experimentId: enrolment.experiment_id, variantId: enrolment.variant_id }, event.id);
       }
     }
     // Last, so that the quota row is locked only briefly; failing here still rolls everything back.
-    if (!(await consumeIngest(trx, team.id, team.ingest_limit, quotaMonth(at)))) {
-      throw new QuotaExceeded(`Team ${team.id} has used its ${team.ingest_limit} ingests of ${quotaMonth(at)} (UTC).`);
-    }
+    await requireQuota(trx, team, at);
     return { participant: toParticipant(participant), assignments: assignments.map(enrolments.toEnrolment) };
   });
+}
+
+/** Counts this ingest against the team's monthly quota, or 402. */
+async function requireQuota(trx: Db, team: TeamRow, at: string): Promise<void> {
+  if (!(await consumeIngest(trx, team.id, team.ingest_limit, quotaMonth(at)))) {
+    throw new QuotaExceeded(`Team ${team.id} has used its ${team.ingest_limit} ingests of ${quotaMonth(at)} (UTC).`);
+  }
 }
 
 /** Sticky: existing assignments stay; excluded participants stay out; the rest are hashed (or take the client's choice). */

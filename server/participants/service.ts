@@ -20,6 +20,18 @@ async function requireParticipant(db: Db, team: TeamRow, key: string): Promise<s
   return participant;
 }
 
+/**
+ * The participant, locked for the rest of the transaction — before its enrolments and
+ * conversions are read, so that a concurrent ingest of it cannot slip in between.
+ */
+async function lockedParticipant(trx: Db, team: TeamRow, key: string): Promise<store.ParticipantRow> {
+  const found = await requireParticipant(trx, team, key);
+  await store.lockParticipant(trx, found.id, team.id);
+  const participant = await store.findParticipantById(trx, team.id, found.id);
+  if (!participant) throw new NotFound(`No participant '${key}' in team ${team.id}.`);
+  return participant;
+}
+
 export async function listParticipants(db: Db, team: TeamRow, page: PageRequest) {
   const [rows, total] = await Promise.all([
     store.listParticipants(db, team.id, page.perPage, page.offset),
@@ -51,10 +63,8 @@ export async function updateParticipant(db: Db, team: TeamRow, key: string, inpu
 
 export async function deleteParticipant(db: Db, team: TeamRow, key: string): Promise<Participant> {
   return db.transaction().execute(async (trx) => {
-    const participant = await requireParticipant(trx, team, key);
-    for (const enrolment of await enrolments.enrolmentsOf(trx, team.id, participant.id)) {
-      await enrolments.removeEnrolment(trx, team.id, participant.id, enrolment);
-    }
+    const participant = await lockedParticipant(trx, team, key);
+    await enrolments.removeEnrolments(trx, team.id, participant.id, await enrolments.enrolmentsOf(trx, team.id, participant.id));
     await store.deleteParticipant(trx, participant.id, team.id);
     return store.toParticipant(participant);
   });
@@ -78,7 +88,7 @@ export async function getEnrolment(db: Db, team: TeamRow, key: string, experimen
 /** Unenrols for good: the enrolment and its conversions leave the statistics, and ingest never enrols it there again. */
 export async function unenrol(db: Db, team: TeamRow, key: string, experimentKey: string): Promise<Enrolment> {
   return db.transaction().execute(async (trx) => {
-    const participant = await requireParticipant(trx, team, key);
+    const participant = await lockedParticipant(trx, team, key);
     const experiment = await requireExperiment(trx, team, experimentKey);
     const enrolment = await requireEnrolment(trx, team, participant, experiment);
     await enrolments.removeEnrolment(trx, team.id, participant.id, enrolment);

@@ -58,7 +58,8 @@ export async function insertParticipant(db: Db, teamId: number, input: Participa
 
 /** Creates the participant, or updates the given fields of an existing one — atomically, so concurrent ingests agree. */
 export async function upsertParticipant(db: Db, teamId: number, input: ParticipantInput, at: string): Promise<ParticipantRow> {
-  const changes = changesOf(input);
+  // Only notes/attributes update an existing participant; the key is what it is matched by, so it is no change.
+  const changes = changesOf({ notes: input.notes, attributes: input.attributes });
   return db
     .insertInto('participants')
     .values({
@@ -84,6 +85,15 @@ export async function updateParticipant(db: Db, id: number, teamId: number, inpu
     .where('team_id', '=', teamId)
     .returningAll()
     .executeTakeFirstOrThrow();
+}
+
+/** Takes the participant's row lock (PostgreSQL) for the rest of the transaction: ingests of it wait. */
+export async function lockParticipant(db: Db, id: number, teamId: number): Promise<void> {
+  await db.updateTable('participants').set((eb) => ({ id: eb.ref('id') })).where('id', '=', id).where('team_id', '=', teamId).execute();
+}
+
+export async function findParticipantById(db: Db, teamId: number, id: number): Promise<ParticipantRow | undefined> {
+  return db.selectFrom('participants').selectAll().where('team_id', '=', teamId).where('id', '=', id).executeTakeFirst();
 }
 
 export async function deleteParticipant(db: Db, id: number, teamId: number): Promise<void> {

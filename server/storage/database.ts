@@ -1,12 +1,13 @@
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
-import { Kysely, Migrator, PostgresDialect, SqliteDialect } from 'kysely';
+import { Kysely, Migrator, PostgresDialect } from 'kysely';
 import pg from 'pg';
 import type { Engine } from './engine';
 import { initialSchema } from './migrations/001_initial';
 import type { Database } from './schema';
 import { SqliteBooleans } from './sqlite-booleans';
+import { ImmediateSqliteDialect } from './sqlite-dialect';
 
 export type Db = Kysely<Database>;
 
@@ -40,12 +41,15 @@ function openSqlite(dataDir: string): Storage {
   database.pragma('synchronous = FULL');
   database.pragma('foreign_keys = ON');
   database.pragma('busy_timeout = 5000');
-  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database }), plugins: [new SqliteBooleans()] });
+  const db = new Kysely<Database>({ dialect: new ImmediateSqliteDialect({ database }), plugins: [new SqliteBooleans()] });
   return { db, engine: 'sqlite', close: () => db.destroy() };
 }
 
 function openPostgres(connectionString: string, poolSize = 10): Storage {
   const pool = new pg.Pool({ connectionString, max: poolSize });
+  // An idle client whose connection the server closed (restart, failover, idle timeout): the pool
+  // discards it and the next query connects anew. Without a listener the error would kill the process.
+  pool.on('error', () => {});
   const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
   return { db, engine: 'postgres', close: () => db.destroy() };
 }

@@ -71,7 +71,7 @@ export async function startServer(engine: Engine): Promise<TestServer> {
   };
 }
 
-async function freshStorage(engine: Engine) {
+async function freshStorage(engine: Engine): Promise<{ storageEnv: Record<string, string>; cleanup: () => Promise<void> }> {
   if (engine === 'postgres') {
     const database = await createScratchDatabase();
     return { storageEnv: { DATABASE_URL: database.url }, cleanup: database.drop };

@@ -4,6 +4,8 @@ import type { Engine } from '../engine';
 export function initialSchema(engine: Engine): Migration {
   const timestamp = engine === 'postgres' ? 'timestamptz' : 'text';
   const boolean = engine === 'postgres' ? 'boolean' : 'integer';
+  // Keys and names sort by code point on both engines (SQLite's BINARY), whatever the server's locale.
+  const sortedText = engine === 'postgres' ? sql`text collate "C"` : sql`text`;
 
   return {
     async up(db: Kysely<unknown>) {
@@ -17,7 +19,7 @@ export function initialSchema(engine: Engine): Migration {
       const teamId = (col: ColumnDefinitionBuilder) => col.notNull().references('teams.id').onDelete('cascade');
 
       await table('users')
-        .addColumn('name', 'text', (col) => col.notNull())
+        .addColumn('name', sortedText, (col) => col.notNull())
         .addColumn('email', 'text', (col) => col.notNull().unique())
         .addColumn('current_team_id', 'bigint')
         .addColumn('created_at', timestamp, (col) => col.notNull())
@@ -31,7 +33,7 @@ export function initialSchema(engine: Engine): Migration {
         .execute();
 
       await table('teams')
-        .addColumn('name', 'text', (col) => col.notNull())
+        .addColumn('name', sortedText, (col) => col.notNull())
         .addColumn('ingest_key_hash', 'text', (col) => col.notNull().unique())
         .addColumn('ingest_limit', 'bigint', (col) => col.check(sql`ingest_limit >= 0`))
         .addColumn('created_at', timestamp, (col) => col.notNull())
@@ -49,7 +51,7 @@ export function initialSchema(engine: Engine): Migration {
 
       await table('events')
         .addColumn('team_id', 'bigint', teamId)
-        .addColumn('key', 'text', (col) => col.notNull())
+        .addColumn('key', sortedText, (col) => col.notNull())
         .addColumn('description', 'text')
         .addColumn('type', 'text', (col) => col.notNull().check(sql`type in ('unique', 'count')`))
         .addColumn('created_at', timestamp, (col) => col.notNull())
@@ -59,7 +61,7 @@ export function initialSchema(engine: Engine): Migration {
 
       await table('experiments')
         .addColumn('team_id', 'bigint', teamId)
-        .addColumn('key', 'text', (col) => col.notNull())
+        .addColumn('key', sortedText, (col) => col.notNull())
         .addColumn('description', 'text')
         .addColumn('status', 'text', (col) => col.notNull().check(sql`status in ('draft', 'running', 'stopped')`))
         // No cascade: an event that is an experiment's goal cannot be deleted.
@@ -77,7 +79,7 @@ export function initialSchema(engine: Engine): Migration {
       await table('variants')
         .addColumn('team_id', 'bigint', teamId)
         .addColumn('experiment_id', 'bigint', (col) => col.notNull().references('experiments.id').onDelete('cascade'))
-        .addColumn('key', 'text', (col) => col.notNull())
+        .addColumn('key', sortedText, (col) => col.notNull())
         .addColumn('description', 'text')
         .addColumn('control', boolean, (col) => col.notNull())
         .addColumn('traffic', 'integer', (col) => col.check(sql`traffic between 0 and 100`))
@@ -89,7 +91,7 @@ export function initialSchema(engine: Engine): Migration {
 
       await table('features')
         .addColumn('team_id', 'bigint', teamId)
-        .addColumn('key', 'text', (col) => col.notNull())
+        .addColumn('key', sortedText, (col) => col.notNull())
         .addColumn('description', 'text')
         .addColumn('enabled', boolean, (col) => col.notNull())
         .addColumn('value', 'text')
@@ -100,7 +102,7 @@ export function initialSchema(engine: Engine): Migration {
 
       await table('participants')
         .addColumn('team_id', 'bigint', teamId)
-        .addColumn('key', 'text', (col) => col.notNull())
+        .addColumn('key', sortedText, (col) => col.notNull())
         .addColumn('notes', 'text')
         .addColumn('attributes', 'text', (col) => col.notNull())
         .addColumn('created_at', timestamp, (col) => col.notNull())

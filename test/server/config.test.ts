@@ -1,0 +1,251 @@
+import { createHash } from 'node:crypto';
+import { describe, expect, it } from 'vitest';
+import { createApiClient, type components } from '../../generated/client';
+import { engines, useServer } from '../support/engines';
+import type { TestTeam } from '../support/server';
+
+type ConfigVariant = components['schemas']['ConfigVariant'];
+type ProblemBody = { type?: string; title?: string; status?: number; detail?: string; errors?: Array<{ path: string; message: string }> };
+
+/** Status, media type and RFC 9457 body of an error answer; for 400 also the named fields. */
+function expectProblem(response: Response, body: unknown, status: number, title: string, paths: string[] = []): void {
+  expect(response.status).toBe(status);
+  expect(response.headers.get('content-type')).toMatch(/^application\/problem\+json/);
+  expect(body).toMatchObject({ type: expect.stringMatching(/^urn:experimentation:problem:/), title, status, detail: expect.any(String) });
+  if (status === 400) {
+    const named = ((body as ProblemBody).errors ?? []).map((e) => e.path);
+    for (const path of paths) expect(named).toContain(path);
+  }
+}
+
+/**
+ * The assignment rule as the Config schema publishes it, written independently of the server:
+ * h = first 4 bytes (big-endian) of SHA-256(seed ‖ ':' ‖ key); b = floor(h × 100 / 2³²);
+ * the first variant, in the order given, whose cumulative share exceeds b.
+ */
+function sdkAssign(seed: string, participant: string, variants: ConfigVariant[]): string | null {
+  const digest = createHash('sha256').update(Buffer.concat([Buffer.from(seed, 'utf8'), Buffer.from([0x3a]), Buffer.from(participant, 'utf8')])).digest();
+  const h = digest.readUInt32BE(0);
+  const bucket = Math.floor((h * 100) / 2 ** 32);
+  let cumulative = 0;
+  for (const variant of variants) {
+    cumulative += variant.traffic;
+    if (bucket < cumulative) return variant.key;
+  }
+  return null;
+}
+
+describe.each(engines)('config on %s', (engine) => {
+  const server = useServer(engine);
+
+  interface VariantSpec {
+    key: string;
+    control?: boolean;
+    traffic?: number | null;
+  }
+
+  /** An experiment on goal `event` with the variants, in this order, left in `status`. */
+  async function experiment(team: TestTeam, key: string, event: string, variants: VariantSpec[], status: 'draft' | 'running' | 'stopped') {
+    const path = { team: team.id };
+    await team.api.POST('/api/teams/{team}/events', { params: { path }, body: { key: event } });
+    const created = await team.api.POST('/api/teams/{team}/experiments', { params: { path }, body: { key, event } });
+    expect(created.response.status).toBe(200);
+    for (const variant of variants) {
+      const { response } = await team.api.POST('/api/teams/{team}/experiments/{experiment}/variants', {
+        params: { path: { ...path, experiment: key } },
+        body: variant,
+      });
+      expect(response.status).toBe(200);
+    }
+    if (status !== 'draft') {
+      const started = await team.api.POST('/api/teams/{team}/experiments/{experiment}/start', { params: { path: { ...path, experiment: key } } });
+      expect(started.response.status).toBe(200);
+    }
+    if (status === 'stopped') {
+      const stopped = await team.api.POST('/api/teams/{team}/experiments/{experiment}/stop', { params: { path: { ...path, experiment: key } } });
+      expect(stopped.response.status).toBe(200);
+    }
+    return created.data!.data;
+  }
+
+  describe('GET /api/teams/{team}/config', () => {
+    it('when the team has running, draft and stopped experiments and flags, then only the running ones and every flag are served', async () => {
+      // Arrange
+      const team = await server().newTeam();
+      const path = { team: team.id };
+      const running = await experiment(
+        team,
+        'checkout',
+        'purchase',
+        [
+          { key: 'zeta', control: true },
+          { key: 'alpha', traffic: 20 },
+          { key: 'mid', traffic: null },
+        ],
+        'running',
+      );
+      const also = await experiment(
+        team,
+        'banner',
+        'click',
+        [
+          { key: 'off', control: true, traffic: 50 },
+          { key: 'on', traffic: 50 },
+        ],
+        'running',
+      );
+      await experiment(team, 'drafted', 'signup', [{ key: 'a', control: true }, { key: 'b' }], 'draft');
+      await experiment(team, 'finished', 'visit', [{ key: 'a', control: true }, { key: 'b' }], 'stopped');
+      await team.api.POST('/api/teams/{team}/features', { params: { path }, body: { key: 'new_checkout', enabled: true, value: '{"colour":"green"}', description: 'not served' } });
+      await team.api.POST('/api/teams/{team}/features', { params: { path }, body: { key: 'dark_mode' } });
+
+      // Act
+      const { data, response } = await team.api.GET('/api/teams/{team}/config', { params: { path } });
+
+      // Assert
+      expect(response.status).toBe(200);
+      expect(response.headers.get('content-type')).toMatch(/^application\/json/);
+      const config = data!.data;
+      expect(config.team).toBe(team.id);
+      expect(config.experiments.map((e) => e.key).sort()).toEqual(['banner', 'checkout']);
+      const checkout = config.experiments.find((e) => e.key === 'checkout')!;
+      expect(checkout).toEqual({
+        key: 'checkout',
+        seed: running.seed,
+        event: 'purchase',
+        variants: [
+          { key: 'zeta', control: true, traffic: 40 },
+          { key: 'alpha', control: false, traffic: 20 },
+          { key: 'mid', control: false, traffic: 40 },
+        ],
+      });
+      const banner = config.experiments.find((e) => e.key === 'banner')!;
+      expect(banner.seed).toBe(also.seed);
+      expect(banner.event).toBe('click');
+      for (const served of config.experiments) {
+        expect(served.seed).toMatch(/^[0-9a-f]{32}$/);
+        expect(served.variants.reduce((sum, v) => sum + v.traffic, 0)).toBe(100);
+        expect(served.variants.filter((v) => v.control)).toHaveLength(1);
+      }
+      expect([...config.features].sort((a, b) => (a.key < b.key ? -1 : 1))).toEqual([
+        { key: 'dark_mode', enabled: false, value: null },
+        { key: 'new_checkout', enabled: true, value: '{"colour":"green"}' },
+      ]);
+    });
+
+    it('when the seed is read from the experiment, then the config carries the same seed after a rename', async () => {
+      const team = await server().newTeam();
+      const path = { team: team.id };
+      const created = await experiment(team, 'before', 'goal', [{ key: 'a', control: true }, { key: 'b' }], 'running');
+      await team.api.PUT('/api/teams/{team}/experiments/{experiment}', { params: { path: { ...path, experiment: 'before' } }, body: { key: 'after' } });
+      const fetched = await team.api.GET('/api/teams/{team}/experiments/{experiment}', { params: { path: { ...path, experiment: 'after' } } });
+      const { data } = await team.api.GET('/api/teams/{team}/config', { params: { path } });
+      expect(data?.data.experiments).toEqual([expect.objectContaining({ key: 'after', seed: created.seed })]);
+      expect(fetched.data?.data.seed).toBe(created.seed);
+    });
+
+    it('when the team has nothing, then empty lists', async () => {
+      const team = await server().newTeam();
+      const { data, response } = await team.ingest.GET('/api/teams/{team}/config', { params: { path: { team: team.id } } });
+      expect(response.status).toBe(200);
+      expect(data).toEqual({ data: { team: team.id, experiments: [], features: [] } });
+    });
+
+    it("when the team's ingest key and a member's token ask, then both get the same config", async () => {
+      const team = await server().newTeam();
+      await experiment(team, 'exp', 'goal', [{ key: 'a', control: true }, { key: 'b' }], 'running');
+      await team.api.POST('/api/teams/{team}/features', { params: { path: { team: team.id } }, body: { key: 'flag', enabled: true } });
+      const byKey = await team.ingest.GET('/api/teams/{team}/config', { params: { path: { team: team.id } } });
+      const byToken = await team.api.GET('/api/teams/{team}/config', { params: { path: { team: team.id } } });
+      expect(byKey.response.status).toBe(200);
+      expect(byToken.response.status).toBe(200);
+      expect(byKey.data).toEqual(byToken.data);
+      expect(byKey.data?.data.experiments).toHaveLength(1);
+    });
+
+    it("when another team's ingest key asks, then 403", async () => {
+      const team = await server().newTeam();
+      const other = await server().newTeam();
+      const { error, response } = await other.ingest.GET('/api/teams/{team}/config', { params: { path: { team: team.id } } });
+      expectProblem(response, error, 403, 'Forbidden');
+    });
+
+    it("when another team's user token asks, then 403", async () => {
+      const team = await server().newTeam();
+      const other = await server().newTeam();
+      const { error, response } = await other.api.GET('/api/teams/{team}/config', { params: { path: { team: team.id } } });
+      expectProblem(response, error, 403, 'Forbidden');
+    });
+
+    it.each(['ingest key', 'token'] as const)('when the team does not exist, then 404 (with a valid %s)', async (kind) => {
+      const team = await server().newTeam();
+      const client = kind === 'token' ? team.api : team.ingest;
+      const { error, response } = await client.GET('/api/teams/{team}/config', { params: { path: { team: 987654321 } } });
+      expectProblem(response, error, 404, 'Not Found');
+    });
+
+    it('when no credential is sent, then 401', async () => {
+      const team = await server().newTeam();
+      const { error, response } = await createApiClient(server().baseUrl).GET('/api/teams/{team}/config', { params: { path: { team: team.id } } });
+      expectProblem(response, error, 401, 'Unauthorized');
+    });
+
+    it('when an unknown credential is sent, then 401', async () => {
+      const team = await server().newTeam();
+      const { error, response } = await createApiClient(server().baseUrl, 'esk_notakeyanyoneissued').GET('/api/teams/{team}/config', {
+        params: { path: { team: team.id } },
+      });
+      expectProblem(response, error, 401, 'Unauthorized');
+    });
+
+    it.each([
+      ['a non-integer team', (id: number) => `/api/teams/x${id}/config`, '/path/team'],
+      ['an unknown query parameter', (id: number) => `/api/teams/${id}/config?since=1`, '/query/since'],
+    ])('when the request has %s, then 400 names it', async (_what, url, field) => {
+      const team = await server().newTeam();
+      const response = await fetch(`${server().baseUrl}${url(team.id)}`, { headers: { authorization: `Bearer ${team.ingestKey}` } });
+      expectProblem(response, await response.json(), 400, 'Bad Request', [field]);
+    });
+
+    it('when an SDK assigns 50 participants from the config, then ingest assigns each the same variant', async () => {
+      // Arrange: uneven shares, an unset one and a 0 % one, not in key order
+      const team = await server().newTeam();
+      const path = { team: team.id };
+      await experiment(
+        team,
+        'layout',
+        'goal',
+        [
+          { key: 'base', control: true, traffic: 25 },
+          { key: 'never', traffic: 0 },
+          { key: 'wide', traffic: null },
+          { key: 'bold', traffic: 15 },
+        ],
+        'running',
+      );
+      const { data } = await team.ingest.GET('/api/teams/{team}/config', { params: { path } });
+      const layout = data!.data.experiments.find((e) => e.key === 'layout')!;
+      expect(layout.variants.map((v) => [v.key, v.traffic])).toEqual([
+        ['base', 25],
+        ['never', 0],
+        ['wide', 60],
+        ['bold', 15],
+      ]);
+      const participants = Array.from({ length: 50 }, (_, i) => (i % 5 === 0 ? `ü-${i}@example.com` : `user-${i}`));
+
+      // Act
+      const assigned = new Map<string, string | undefined>();
+      for (const participant of participants) {
+        const { data: result, response } = await team.ingest.POST('/api/teams/{team}/ingest', { params: { path }, body: { participant } });
+        expect(response.status).toBe(200);
+        assigned.set(participant, result?.data.assignments.find((a) => a.experiment === 'layout')?.variant);
+      }
+
+      // Assert
+      for (const participant of participants) expect(assigned.get(participant), participant).toBe(sdkAssign(layout.seed, participant, layout.variants));
+      const used = new Set(assigned.values());
+      expect(used.has('never')).toBe(false);
+      expect(used.size).toBeGreaterThanOrEqual(2);
+    });
+  });
+});

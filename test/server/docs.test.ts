@@ -1,0 +1,124 @@
+import { execFileSync } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { chromium, type Browser } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { useServer } from '../support/engines';
+
+/**
+ * The rendered reference at /docs, in Debian's headless Chromium, and the bundled document at
+ * /openapi.json. Neither depends on the storage engine, so this runs on SQLite only.
+ */
+
+const CHROMIUM = '/usr/bin/chromium';
+const root = fileURLToPath(new URL('../../', import.meta.url));
+const docsFile = `${root}dist/docs/index.html`;
+const spec = JSON.parse(readFileSync(`${root}generated/openapi.json`, 'utf8')) as {
+  paths: Record<string, Record<string, { operationId: string; summary: string }>>;
+};
+const METHODS = ['get', 'put', 'post', 'delete', 'patch'];
+const operations = Object.entries(spec.paths).flatMap(([path, item]) =>
+  METHODS.filter((method) => item[method]).map((method) => ({ method, path, ...item[method] })),
+);
+
+const hasChromium = existsSync(CHROMIUM);
+if (!hasChromium) {
+  if (process.env.CI === 'true') throw new Error(`${CHROMIUM} is required in CI (apt-get install -y chromium)`);
+  console.warn(`\n[notice] ${CHROMIUM} is not installed: the /docs browser test is skipped (apt-get install -y chromium).\n`);
+}
+
+describe('GET /openapi.json', () => {
+  const server = useServer('sqlite');
+
+  it('when it is fetched, then it is the bundled document with its 38 operations', async () => {
+    const response = await fetch(`${server().baseUrl}/openapi.json`);
+    expect(response.status).toBe(200);
+    expect(response.headers.get('content-type')).toMatch(/^application\/json/);
+    const served = (await response.json()) as typeof spec;
+    expect(served).toEqual(spec);
+    const count = Object.values(served.paths).flatMap((item) => METHODS.filter((method) => item[method])).length;
+    expect(count).toBe(38);
+  });
+});
+
+describe.skipIf(!hasChromium)('GET /docs in headless Chromium', () => {
+  const server = useServer('sqlite');
+  let browser: Browser;
+
+  beforeAll(async () => {
+    if (!existsSync(docsFile)) execFileSync('npm', ['run', '-s', 'docs'], { cwd: root, stdio: 'inherit' });
+    browser = await chromium.launch({
+      executablePath: CHROMIUM,
+      args: [
+        '--headless',
+        '--no-sandbox',
+        '--disable-gpu',
+        '--disable-quic',
+        '--no-first-run',
+        '--disable-background-networking',
+        '--disable-component-update',
+        '--disable-sync',
+      ],
+    });
+  }, 180_000);
+  afterAll(async () => {
+    await browser?.close();
+  });
+
+  it('when the page is opened, then every operation is listed and nothing is loaded from outside localhost', async () => {
+    const page = await browser.newPage();
+    const requests: string[] = [];
+    const blockedByPolicy = new Set<string>(); // refused by the page's CSP inside the browser: never sent
+    const failures: string[] = [];
+    page.on('request', (request) => void requests.push(request.url()));
+    page.on('requestfailed', (request) => {
+      if (request.failure()?.errorText === 'csp') blockedByPolicy.add(request.url());
+    });
+    page.on('pageerror', (error) => void failures.push(error.message));
+
+    const response = await page.goto(`${server().baseUrl}/docs`, { waitUntil: 'load' });
+    expect(response?.status()).toBe(200);
+    expect(response?.headers()['content-type']).toMatch(/^text\/html/);
+    expect(response?.headers()['content-security-policy']).toMatch(/default-src 'self'/);
+
+    // Rendered: the sidebar lists the tags as groups; expanding each lists its operations.
+    const menu = page.locator('[data-component-name="Menu/Menu"]').first();
+    await menu.waitFor({ timeout: 30_000 });
+    await expect.poll(() => menu.innerText()).toContain('Experimentation Service API');
+    const groups = menu.locator('[data-component-name="Menu/MenuItem"].menu-item-type-group > a');
+    await expect.poll(() => groups.count()).toBe(8);
+    const listed = new Map<string, string>(); // operationId (from the item's link) → the item's text
+    for (let i = 0; i < (await groups.count()); i++) {
+      await groups.nth(i).click();
+      const items = menu.locator('[data-component-name="Menu/MenuItem"].menu-item-type-operation');
+      await items.first().waitFor();
+      for (const [href, text] of await items.evaluateAll((elements) =>
+        elements.map((element) => [element.querySelector('a')?.getAttribute('href') ?? '', (element as unknown as { innerText: string }).innerText]),
+      )) {
+        listed.set(href.split('/').pop()!, text.replace(/\s+/g, ' ').trim());
+      }
+    }
+    expect([...listed.keys()].sort()).toEqual(operations.map((op) => op.operationId).sort());
+    for (const op of operations) {
+      expect(listed.get(op.operationId), op.operationId).toContain(op.summary);
+      expect(listed.get(op.operationId), op.operationId).toContain(op.method.toUpperCase());
+    }
+    expect(listed.size).toBe(38);
+
+    // Opening an operation renders its method and path.
+    await page.locator('[data-component-name="Menu/MenuItem"].menu-item-type-operation a[href$="/ingest"]').first().click();
+    await expect.poll(() => page.locator('body').innerText()).toContain('/api/teams/{team}/ingest');
+    await page.waitForLoadState('networkidle');
+
+    const sent = requests.filter((url) => !blockedByPolicy.has(url));
+    const outside = sent.filter((url) => {
+      const { protocol, hostname } = new URL(url);
+      if (protocol === 'data:' || protocol === 'blob:' || protocol === 'about:') return false;
+      return !['127.0.0.1', 'localhost', '[::1]'].includes(hostname);
+    });
+    expect(outside).toEqual([]);
+    expect(sent.length).toBeGreaterThan(0);
+    expect(failures).toEqual([]);
+    await page.close();
+  });
+});
