@@ -2,6 +2,7 @@ import type { components } from '../../generated/api';
 import { Conflict, NotFound } from '../http/errors';
 import type { PageRequest } from '../http/pagination';
 import type { Db } from '../storage/database';
+import { countInTeam } from '../storage/counts';
 import { now, onDuplicate } from '../storage/values';
 import type { TeamRow } from '../teams/store';
 import * as store from './store';
@@ -17,7 +18,7 @@ export async function requireEvent(db: Db, team: TeamRow, key: string): Promise<
 }
 
 export async function listEvents(db: Db, team: TeamRow, page: PageRequest) {
-  const [rows, total] = await Promise.all([store.listEvents(db, team.id, page.perPage, page.offset), store.countEvents(db, team.id)]);
+  const [rows, total] = await Promise.all([store.listEvents(db, team.id, page.perPage, page.offset), countInTeam(db, 'events', team.id)]);
   return { items: rows.map(store.toEvent), total };
 }
 

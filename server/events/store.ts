@@ -25,14 +25,6 @@ export async function listEvents(db: Db, teamId: number, limit: number, offset: 
   return db.selectFrom('events').selectAll().where('team_id', '=', teamId).orderBy('key').limit(limit).offset(offset).execute();
 }
 
-export async function countEvents(db: Db, teamId: number): Promise<number> {
-  const row = await db
-    .selectFrom('events')
-    .select((eb) => eb.fn.countAll<number>().as('total'))
-    .where('team_id', '=', teamId)
-    .executeTakeFirstOrThrow();
-  return Number(row.total);
-}
 
 export async function insertEvent(db: Db, row: Insertable<Database['events']>): Promise<EventRow> {
   return db.insertInto('events').values(row).returningAll().executeTakeFirstOrThrow();

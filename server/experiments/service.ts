@@ -4,6 +4,7 @@ import { requireEvent } from '../events/service';
 import { Conflict, NotFound } from '../http/errors';
 import type { PageRequest } from '../http/pagination';
 import type { Db } from '../storage/database';
+import { countInTeam } from '../storage/counts';
 import { now, onDuplicate } from '../storage/values';
 import type { TeamRow } from '../teams/store';
 import { variantsOf } from '../variants/store';
@@ -29,7 +30,7 @@ export async function lockedExperiment(trx: Db, team: TeamRow, key: string): Pro
 export async function listExperiments(db: Db, team: TeamRow, page: PageRequest) {
   const [rows, total] = await Promise.all([
     store.listExperiments(db, team.id, page.perPage, page.offset),
-    store.countExperiments(db, team.id),
+    countInTeam(db, 'experiments', team.id),
   ]);
   return { items: rows.map(store.toExperiment), total };
 }

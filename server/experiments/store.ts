@@ -47,14 +47,6 @@ export async function listRunningExperiments(db: Db, teamId: number): Promise<Ex
   return selectExperiments(db, teamId).where('experiments.status', '=', 'running').orderBy('experiments.id').execute();
 }
 
-export async function countExperiments(db: Db, teamId: number): Promise<number> {
-  const row = await db
-    .selectFrom('experiments')
-    .select((eb) => eb.fn.countAll<number>().as('total'))
-    .where('team_id', '=', teamId)
-    .executeTakeFirstOrThrow();
-  return Number(row.total);
-}
 
 export async function insertExperiment(db: Db, row: Insertable<Database['experiments']>): Promise<number> {
   const inserted = await db.insertInto('experiments').values(row).returning('id').executeTakeFirstOrThrow();

@@ -2,6 +2,7 @@ import type { components } from '../../generated/api';
 import { Conflict, NotFound } from '../http/errors';
 import type { PageRequest } from '../http/pagination';
 import type { Db } from '../storage/database';
+import { countInTeam } from '../storage/counts';
 import { now, onDuplicate } from '../storage/values';
 import type { TeamRow } from '../teams/store';
 import * as store from './store';
@@ -21,7 +22,7 @@ function featureNotFound(team: TeamRow, key: string): NotFound {
 }
 
 export async function listFeatures(db: Db, team: TeamRow, page: PageRequest) {
-  const [rows, total] = await Promise.all([store.listFeatures(db, team.id, page.perPage, page.offset), store.countFeatures(db, team.id)]);
+  const [rows, total] = await Promise.all([store.listFeatures(db, team.id, page.perPage, page.offset), countInTeam(db, 'features', team.id)]);
   return { items: rows.map(store.toFeature), total };
 }
 

@@ -26,14 +26,6 @@ export async function listFeatures(db: Db, teamId: number, limit: number, offset
   return db.selectFrom('features').selectAll().where('team_id', '=', teamId).orderBy('key').limit(limit).offset(offset).execute();
 }
 
-export async function countFeatures(db: Db, teamId: number): Promise<number> {
-  const row = await db
-    .selectFrom('features')
-    .select((eb) => eb.fn.countAll<number>().as('total'))
-    .where('team_id', '=', teamId)
-    .executeTakeFirstOrThrow();
-  return Number(row.total);
-}
 
 export async function insertFeature(db: Db, row: Insertable<Database['features']>): Promise<FeatureRow> {
   return db.insertInto('features').values(row).returningAll().executeTakeFirstOrThrow();

@@ -4,6 +4,7 @@ import { requireExperiment } from '../experiments/service';
 import { Conflict, NotFound } from '../http/errors';
 import type { PageRequest } from '../http/pagination';
 import type { Db } from '../storage/database';
+import { countInTeam } from '../storage/counts';
 import { now, onDuplicate } from '../storage/values';
 import type { TeamRow } from '../teams/store';
 import * as store from './store';
@@ -35,7 +36,7 @@ async function lockedParticipant(trx: Db, team: TeamRow, key: string): Promise<s
 export async function listParticipants(db: Db, team: TeamRow, page: PageRequest) {
   const [rows, total] = await Promise.all([
     store.listParticipants(db, team.id, page.perPage, page.offset),
-    store.countParticipants(db, team.id),
+    countInTeam(db, 'participants', team.id),
   ]);
   return { items: rows.map(store.toParticipant), total };
 }

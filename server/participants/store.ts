@@ -32,26 +32,11 @@ export async function listParticipants(db: Db, teamId: number, limit: number, of
   return db.selectFrom('participants').selectAll().where('team_id', '=', teamId).orderBy('id').limit(limit).offset(offset).execute();
 }
 
-export async function countParticipants(db: Db, teamId: number): Promise<number> {
-  const row = await db
-    .selectFrom('participants')
-    .select((eb) => eb.fn.countAll<number>().as('total'))
-    .where('team_id', '=', teamId)
-    .executeTakeFirstOrThrow();
-  return Number(row.total);
-}
 
 export async function insertParticipant(db: Db, teamId: number, input: ParticipantInput, at: string): Promise<ParticipantRow> {
   return db
     .insertInto('participants')
-    .values({
-      team_id: teamId,
-      key: input.key,
-      notes: input.notes ?? null,
-      attributes: JSON.stringify(input.attributes ?? {}),
-      created_at: at,
-      updated_at: at,
-    })
+    .values(newRow(teamId, input, at))
     .returningAll()
     .executeTakeFirstOrThrow();
 }
@@ -62,14 +47,7 @@ export async function upsertParticipant(db: Db, teamId: number, input: Participa
   const changes = changesOf({ notes: input.notes, attributes: input.attributes });
   return db
     .insertInto('participants')
-    .values({
-      team_id: teamId,
-      key: input.key,
-      notes: input.notes ?? null,
-      attributes: JSON.stringify(input.attributes ?? {}),
-      created_at: at,
-      updated_at: at,
-    })
+    .values(newRow(teamId, input, at))
     .onConflict((oc) =>
       oc.columns(['team_id', 'key']).doUpdateSet((eb) => (Object.keys(changes).length > 0 ? { ...changes, updated_at: at } : { key: eb.ref('excluded.key') })),
     )
@@ -98,6 +76,10 @@ export async function findParticipantById(db: Db, teamId: number, id: number): P
 
 export async function deleteParticipant(db: Db, id: number, teamId: number): Promise<void> {
   await db.deleteFrom('participants').where('id', '=', id).where('team_id', '=', teamId).execute();
+}
+
+function newRow(teamId: number, input: ParticipantInput, at: string) {
+  return { team_id: teamId, key: input.key, notes: input.notes ?? null, attributes: JSON.stringify(input.attributes ?? {}), created_at: at, updated_at: at };
 }
 
 function changesOf(input: Partial<ParticipantInput>) {

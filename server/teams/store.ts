@@ -1,4 +1,5 @@
 import type { components } from '../../generated/api';
+import { countInTeam } from '../storage/counts';
 import type { Db } from '../storage/database';
 import type { Database } from '../storage/schema';
 import { iso } from '../storage/values';
@@ -47,14 +48,11 @@ export async function listTeamsOf(db: Db, userId: number, sort: TeamSort, limit:
 }
 
 export async function countsOf(db: Db, teamId: number) {
-  const count = (table: 'events' | 'experiments' | 'participants') =>
-    db
-      .selectFrom(table)
-      .select((eb) => eb.fn.countAll<number>().as('total'))
-      .where('team_id', '=', teamId)
-      .executeTakeFirstOrThrow()
-      .then((row) => Number(row.total));
-  const [events, experiments, participants] = await Promise.all([count('events'), count('experiments'), count('participants')]);
+  const [events, experiments, participants] = await Promise.all([
+    countInTeam(db, 'events', teamId),
+    countInTeam(db, 'experiments', teamId),
+    countInTeam(db, 'participants', teamId),
+  ]);
   return { events, experiments, participants };
 }
 
