@@ -1101,7 +1101,7 @@ export interface components {
                  *       "type": "urn:experimentation:problem:rate-limited",
                  *       "title": "Too Many Requests",
                  *       "status": 429,
-                 *       "detail": "This credential has used its 6000 requests of the current minute; retry in 42 s."
+                 *       "detail": "This credential has used its 60000 requests of the current minute; retry in 42 s."
                  *     }
                  */
                 "application/problem+json": components["schemas"]["Problem"];
@@ -2263,12 +2263,12 @@ export interface components {
     headers: {
         /**
          * @description Requests the credential (or, without one, the client address) may make per window.
-         * @example 6000
+         * @example 60000
          */
         RateLimitLimit: number;
         /**
          * @description Requests left in the current window.
-         * @example 5999
+         * @example 59999
          */
         RateLimitRemaining: number;
         /**

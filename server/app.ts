@@ -3,7 +3,6 @@ import { fileURLToPath } from 'node:url';
 import express, { type Express } from 'express';
 import * as OpenApiValidator from 'express-openapi-validator';
 import type { Logger } from 'pino';
-import { pinoHttp } from 'pino-http';
 import { authenticate } from './auth/authenticate';
 import { configRoutes } from './config/routes';
 import { eventRoutes } from './events/routes';
@@ -11,11 +10,15 @@ import { experimentRoutes } from './experiments/routes';
 import { featureRoutes } from './features/routes';
 import { healthRoutes } from './health/routes';
 import { contractPath, loadContract } from './http/contract';
+import { corsHandler } from './http/cors';
 import { NotFound } from './http/errors';
 import { problemHandler } from './http/problem';
+import { requestLog } from './http/request-log';
+import { rateLimiter } from './http/rate-limit';
 import { knownOperations } from './http/routing';
 import { ingestRoutes } from './ingest/routes';
 import { participantRoutes } from './participants/routes';
+import { rateLimitFromEnv, trustProxyFromEnv, type RateLimitSettings, type TrustProxy } from './settings';
 import type { Storage } from './storage/database';
 import { loadTeam } from './teams/middleware';
 import { teamRoutes, userRoutes } from './teams/routes';
@@ -25,6 +28,10 @@ export interface AppOptions {
   storage: Storage;
   logger: Logger;
   validateResponses: boolean;
+  /** Request budgets; RATE_LIMIT_* from the environment when not given. */
+  rateLimit?: RateLimitSettings;
+  /** Express's `trust proxy` (who tells the client address); TRUST_PROXY from the environment when not given. */
+  trustProxy?: TrustProxy;
 }
 
 const docsPath = fileURLToPath(new URL('../dist/docs/index.html', import.meta.url));
@@ -49,13 +56,20 @@ export const DOCS_CSP = [
   "frame-ancestors 'none'",
 ].join('; ');
 
-export function createApp({ storage, logger, validateResponses }: AppOptions): Express {
+/**
+ * The order is the point: CORS headers first (so every answer has them, errors included) and
+ * preflights answered there; then, for /api, the rate limit counts the request before anything
+ * does work on it — the contract's routing (404/405), authentication, body parsing, validation.
+ */
+export function createApp({ storage, logger, validateResponses, rateLimit = rateLimitFromEnv(), trustProxy = trustProxyFromEnv() }: AppOptions): Express {
   const contract = loadContract();
   const app = express();
   app.set('case sensitive routing', true);
   app.set('x-powered-by', false);
   app.set('query parser', 'simple');
-  app.use(pinoHttp({ logger, redact: ['req.headers.authorization', 'req.headers.cookie'] }));
+  app.set('trust proxy', trustProxy);
+  app.use(requestLog(logger));
+  app.use(corsHandler(contract));
 
   app.get('/openapi.json', (_req, res) => res.sendFile(contractPath));
   app.get('/docs', (_req, res) => {
@@ -63,6 +77,7 @@ export function createApp({ storage, logger, validateResponses }: AppOptions): E
     res.set('Content-Security-Policy', DOCS_CSP).sendFile(docsPath);
   });
 
+  if (rateLimit.enabled) app.use(rateLimiter(rateLimit, logger));
   app.use(knownOperations(contract));
   app.use('/api', authenticate(storage.db));
   app.use(express.json({ type: ['application/json', 'application/vnd.api+json'], limit: BODY_LIMIT }));

@@ -1,5 +1,16 @@
 import { resolve } from 'node:path';
 
+/** Request budgets (see server/http/rate-limit.ts): per credential, and per client address for calls without a valid one. */
+export interface RateLimitSettings {
+  enabled: boolean;
+  windowSeconds: number;
+  perCredential: number;
+  perAddress: number;
+}
+
+/** Express's `trust proxy`: which hops' `X-Forwarded-For` to believe when telling the client address. */
+export type TrustProxy = boolean | number | string;
+
 export interface Settings {
   port: number;
   host: string;
@@ -7,6 +18,8 @@ export interface Settings {
   databaseUrl?: string;
   validateResponses: boolean;
   logLevel: string;
+  trustProxy: TrustProxy;
+  rateLimit: RateLimitSettings;
 }
 
 /** Reads the environment once, at start-up. */
@@ -18,5 +31,49 @@ export function settingsFromEnv(env: NodeJS.ProcessEnv = process.env): Settings 
     databaseUrl: env.DATABASE_URL || undefined,
     validateResponses: env.VALIDATE_RESPONSES === 'true',
     logLevel: env.LOG_LEVEL ?? 'info',
+    trustProxy: trustProxyFromEnv(env),
+    rateLimit: rateLimitFromEnv(env),
   };
+}
+
+/**
+ * RATE_LIMIT_ENABLED (true), RATE_LIMIT_WINDOW_SECONDS (60), RATE_LIMIT_PER_CREDENTIAL (60 000)
+ * and RATE_LIMIT_PER_ADDRESS (6 000). Bounded as the contract's RateLimit-* headers are.
+ */
+export function rateLimitFromEnv(env: NodeJS.ProcessEnv = process.env): RateLimitSettings {
+  return {
+    enabled: boolean(env, 'RATE_LIMIT_ENABLED', true),
+    windowSeconds: integer(env, 'RATE_LIMIT_WINDOW_SECONDS', 60, 86_400),
+    perCredential: integer(env, 'RATE_LIMIT_PER_CREDENTIAL', 60_000, 1_000_000_000),
+    perAddress: integer(env, 'RATE_LIMIT_PER_ADDRESS', 6_000, 1_000_000_000),
+  };
+}
+
+/**
+ * TRUST_PROXY (false): `true`, a number of hops, or a comma-separated list of addresses, subnets
+ * or `loopback` / `linklocal` / `uniquelocal` — as Express's `trust proxy` takes it. Only set it
+ * behind a proxy that overwrites X-Forwarded-For: otherwise clients choose their own address.
+ */
+export function trustProxyFromEnv(env: NodeJS.ProcessEnv = process.env): TrustProxy {
+  const raw = env.TRUST_PROXY?.trim();
+  if (raw === undefined || raw === '' || raw === 'false') return false;
+  if (raw === 'true') return true;
+  if (/^\d+$/.test(raw)) return Number(raw);
+  return raw;
+}
+
+function boolean(env: NodeJS.ProcessEnv, name: string, fallback: boolean): boolean {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  if (raw === 'true') return true;
+  if (raw === 'false') return false;
+  throw new Error(`${name} must be true or false, not '${raw}'`);
+}
+
+function integer(env: NodeJS.ProcessEnv, name: string, fallback: number, max: number): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const value = Number(raw);
+  if (!Number.isInteger(value) || value < 1 || value > max) throw new Error(`${name} must be a whole number from 1 to ${max}, not '${raw}'`);
+  return value;
 }

@@ -1,6 +1,7 @@
 import type { components } from '../../generated/api';
-import { hashCredential, newCredential } from '../auth/credentials';
-import { NotFound } from '../http/errors';
+import { hashCredential, kindOf, newCredential } from '../auth/credentials';
+import { findTokenByHash } from '../auth/store';
+import { BadRequest, NotFound } from '../http/errors';
 import type { Db } from '../storage/database';
 import { now } from '../storage/values';
 import { getUser } from '../teams/service';
@@ -55,6 +56,56 @@ export async function setQuota(db: Db, teamId: number, ingestLimit: number | nul
     .executeTakeFirst();
   if (!team) throw new NotFound(`No team ${teamId}.`);
   return toTeam(team, await countsOf(db, team.id));
+}
+
+export interface Revoked {
+  user: User;
+  /** How many tokens this run revoked: 0 when they already were. */
+  revoked: number;
+}
+
+/**
+ * Revokes one API token, found by the token itself (its hash; the token is never stored, printed
+ * or put in an error). Takes effect on the next request: every request looks its credential up.
+ * Revoking a revoked token changes nothing and says so (`revoked: 0`).
+ */
+export async function revokeToken(db: Db, token: string): Promise<Revoked> {
+  if (kindOf(token) !== 'api-token') throw new BadRequest('That is not an API token.');
+  const found = await findTokenByHash(db, hashCredential(token));
+  if (!found) throw new NotFound('No such API token.');
+  const result = await db
+    .updateTable('api_tokens')
+    .set({ revoked_at: now() })
+    .where('id', '=', found.id)
+    .where('revoked_at', 'is', null)
+    .executeTakeFirst();
+  return { user: await getUser(db, found.user_id), revoked: Number(result.numUpdatedRows) };
+}
+
+/** Revokes every live API token of a user. */
+export async function revokeAllTokens(db: Db, email: string): Promise<Revoked> {
+  const user = await db.selectFrom('users').select('id').where('email', '=', email).executeTakeFirst();
+  if (!user) throw new NotFound(`No user with e-mail ${email}.`);
+  const result = await db
+    .updateTable('api_tokens')
+    .set({ revoked_at: now() })
+    .where('user_id', '=', user.id)
+    .where('revoked_at', 'is', null)
+    .executeTakeFirst();
+  return { user: await getUser(db, user.id), revoked: Number(result.numUpdatedRows) };
+}
+
+/** Gives a team a new ingest key; the old one matches no team from the next request on. */
+export async function rotateIngestKey(db: Db, teamId: number): Promise<{ team: Team; ingest_key: string }> {
+  const ingestKey = newCredential('ingest-key');
+  const team = await db
+    .updateTable('teams')
+    .set({ ingest_key_hash: hashCredential(ingestKey), updated_at: now() })
+    .where('id', '=', teamId)
+    .returningAll()
+    .executeTakeFirst();
+  if (!team) throw new NotFound(`No team ${teamId}.`);
+  return { team: toTeam(team, await countsOf(db, team.id)), ingest_key: ingestKey };
 }
 
 /** Atomic under concurrency: when another run creates the same e-mail first, the insert does nothing and the select finds it. */

@@ -1,4 +1,4 @@
-import { createHash, randomBytes } from 'node:crypto';
+import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 
 const API_TOKEN_PREFIX = 'est_';
 const INGEST_KEY_PREFIX = 'esk_';
@@ -20,4 +20,19 @@ export function kindOf(credential: string): CredentialKind | undefined {
 /** Credentials are stored only as this hash; a leaked table does not leak credentials. */
 export function hashCredential(credential: string): string {
   return createHash('sha256').update(credential, 'utf8').digest('hex');
+}
+
+/**
+ * Whether a stored credential hash is the one computed from a presented credential, in time
+ * that does not depend on where they differ. Credentials are found by their hash through a
+ * unique index (a lookup cannot be constant-time, but it only ever sees the SHA-256 of what was
+ * presented, which tells an attacker nothing about a stored credential); this comparison is
+ * what decides, so that no code path compares credentials, or their hashes, with `===`, and a
+ * row the database matched loosely (collation, padding) is never taken for a match.
+ */
+export function sameHash(stored: string, computed: string): boolean {
+  const a = Buffer.from(stored, 'utf8');
+  const b = Buffer.from(computed, 'utf8');
+  // timingSafeEqual throws on different lengths; a length is no secret (every hash has 64 digits).
+  return a.length === b.length && timingSafeEqual(a, b);
 }

@@ -1,16 +1,29 @@
 import type { Db } from '../storage/database';
+import { sameHash } from './credentials';
 
+/** The user of a live (not revoked) API token, by the token's hash. */
 export async function findUserIdByTokenHash(db: Db, tokenHash: string): Promise<number | undefined> {
   const row = await db
     .selectFrom('api_tokens')
-    .select('user_id')
+    .select(['user_id', 'token_hash'])
     .where('token_hash', '=', tokenHash)
     .where('revoked_at', 'is', null)
     .executeTakeFirst();
-  return row?.user_id;
+  return row && sameHash(row.token_hash, tokenHash) ? row.user_id : undefined;
 }
 
+/** The team whose current ingest key has this hash; a rotated-out key matches no team. */
 export async function findTeamIdByIngestKeyHash(db: Db, keyHash: string): Promise<number | undefined> {
-  const row = await db.selectFrom('teams').select('id').where('ingest_key_hash', '=', keyHash).executeTakeFirst();
-  return row?.id;
+  const row = await db.selectFrom('teams').select(['id', 'ingest_key_hash']).where('ingest_key_hash', '=', keyHash).executeTakeFirst();
+  return row && sameHash(row.ingest_key_hash, keyHash) ? row.id : undefined;
+}
+
+/** An API token by its hash, revoked or not: what the admin CLI revokes. */
+export async function findTokenByHash(db: Db, tokenHash: string): Promise<{ id: number; user_id: number; revoked: boolean } | undefined> {
+  const row = await db
+    .selectFrom('api_tokens')
+    .select(['id', 'user_id', 'token_hash', 'revoked_at'])
+    .where('token_hash', '=', tokenHash)
+    .executeTakeFirst();
+  return row && sameHash(row.token_hash, tokenHash) ? { id: row.id, user_id: row.user_id, revoked: row.revoked_at !== null } : undefined;
 }

@@ -1,5 +1,7 @@
+import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
-import { createTeam, createToken, setQuota } from '../admin/service';
+import { createTeam, createToken, revokeAllTokens, revokeToken, rotateIngestKey, setQuota } from '../admin/service';
+import { kindOf } from '../auth/credentials';
 import { settingsFromEnv } from '../settings';
 import { openStorage, type Storage } from '../storage/database';
 
@@ -7,6 +9,10 @@ const usage = `Usage: npm run admin -- <command> [options]
 
   create-team  --name NAME --email EMAIL [--json]   create a team (and its user if new): prints token and ingest key
   create-token --email EMAIL [--json]               issue another API token for a user
+  revoke-token --token TOKEN|- [--json]             revoke one API token (401 from the next request on);
+                                                    '-' reads it from standard input, out of the process list
+  revoke-token --email EMAIL --all [--json]         revoke every API token of a user
+  rotate-ingest-key --team ID [--json]              give a team a new ingest key (printed); the old one is 401 at once
   set-quota    --team ID --ingest-limit N|none [--json]   monthly ingest limit of a team
 
 Storage: DATABASE_URL (PostgreSQL) or DATA_DIR (SQLite, default ./data), as for the server.`;
@@ -16,6 +22,8 @@ const options = {
   email: { type: 'string' },
   team: { type: 'string' },
   'ingest-limit': { type: 'string' },
+  token: { type: 'string' },
+  all: { type: 'boolean', default: false },
   json: { type: 'boolean', default: false },
   help: { type: 'boolean', short: 'h', default: false },
 } as const;
@@ -35,7 +43,7 @@ function parse() {
 
 const { positionals, values } = parse();
 
-function required(name: 'name' | 'email' | 'team' | 'ingest-limit'): string {
+function required(name: 'name' | 'email' | 'team' | 'ingest-limit' | 'token'): string {
   const value = values[name];
   if (typeof value !== 'string' || value === '') fail(`--${name} is required`);
   return value;
@@ -46,6 +54,17 @@ function bounded(name: 'name' | 'email', pattern = /^\S(.*\S)?$/): string {
   const value = required(name);
   if (value.length > 255 || !pattern.test(value)) fail(`--${name} must be 1–255 characters${name === 'email' ? ' and an e-mail address' : ' without leading or trailing spaces'}`);
   return value;
+}
+
+const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
+
+// Messages about a --token never repeat it: stderr may end up in a log.
+function apiToken(): string {
+  const given = required('token');
+  const token = given === '-' ? readFileSync(0, 'utf8').trim() : given;
+  if (kindOf(token) === 'ingest-key') fail('--token is an ingest key, not an API token; replace it with rotate-ingest-key --team ID');
+  if (!/^est_[A-Za-z0-9_-]{1,196}$/.test(token)) fail('--token must be an API token (est_…)');
+  return token;
 }
 
 function integer(name: string, text: string): number {
@@ -59,19 +78,34 @@ if (values.help) {
   process.exit(0);
 }
 if (!command) fail('No command given.');
-if (extra.length > 0) fail(`Unexpected argument '${extra[0]}'.`);
+if (extra.length > 0) fail(kindOf(extra[0]) ? 'Unexpected argument (a credential? give a token with --token).' : `Unexpected argument '${extra[0]}'.`);
 
 // Everything is checked before storage is opened: a mistyped command touches no database.
 type Action = (db: Storage['db']) => Promise<unknown>;
 function actionOf(name: string): Action {
   switch (name) {
     case 'create-team': {
-      const input = { name: bounded('name'), email: bounded('email', /^[^\s@]+@[^\s@]+\.[^\s@]+$/) };
+      const input = { name: bounded('name'), email: bounded('email', EMAIL) };
       return (db) => createTeam(db, input);
     }
     case 'create-token': {
-      const email = bounded('email', /^[^\s@]+@[^\s@]+\.[^\s@]+$/);
+      const email = bounded('email', EMAIL);
       return (db) => createToken(db, email);
+    }
+    case 'revoke-token': {
+      if (values.token !== undefined && (values.email !== undefined || values.all)) fail('Give either --token TOKEN or --email EMAIL --all, not both.');
+      if (values.email !== undefined) {
+        const email = bounded('email', EMAIL);
+        if (!values.all) fail('--email revokes every token of the user: add --all (or give --token to revoke one).');
+        return (db) => revokeAllTokens(db, email);
+      }
+      if (values.all) fail('--all needs --email EMAIL.');
+      const token = apiToken();
+      return (db) => revokeToken(db, token);
+    }
+    case 'rotate-ingest-key': {
+      const team = integer('team', required('team'));
+      return (db) => rotateIngestKey(db, team);
     }
     case 'set-quota': {
       const team = integer('team', required('team'));

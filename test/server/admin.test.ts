@@ -1,9 +1,11 @@
 import { execFile } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
+import { createToken } from '../../server/admin/service';
 import { engines, useServer } from '../support/engines';
 
 /**
@@ -29,15 +31,23 @@ interface CreatedTeam {
 
 /** Runs `admin.ts …args` asynchronously (the in-process server keeps serving meanwhile). */
 function admin(storageEnv: Record<string, string>, ...args: string[]): Promise<Run> {
+  return adminWithInput(storageEnv, '', ...args);
+}
+
+/** The same, with `input` on standard input. */
+function adminWithInput(storageEnv: Record<string, string>, input: string, ...args: string[]): Promise<Run> {
   const env: NodeJS.ProcessEnv = { ...process.env, ...storageEnv };
   if (!storageEnv.DATABASE_URL) delete env.DATABASE_URL;
   if (!storageEnv.DATA_DIR) delete env.DATA_DIR;
   return new Promise((resolve) => {
-    execFile(tsx, ['server/cli/admin.ts', ...args], { cwd: root, env, timeout: 60_000 }, (error, stdout, stderr) => {
+    const child = execFile(tsx, ['server/cli/admin.ts', ...args], { cwd: root, env, timeout: 60_000 }, (error, stdout, stderr) => {
       resolve({ code: error ? ((error as { code?: number }).code ?? 1) : 0, stdout, stderr });
     });
+    child.stdin?.end(input);
   });
 }
+
+const sha256 = (text: string) => createHash('sha256').update(text, 'utf8').digest('hex');
 
 /** The random part of a credential: what follows its kind prefix. */
 function secretOf(credential: string): string {
@@ -57,6 +67,15 @@ describe.concurrent('admin CLI arguments', () => {
     ['a non-integer --team', ['set-quota', '--team', 'one', '--ingest-limit', '5'], /--team must be a non-negative integer/],
     ['a negative --ingest-limit', ['set-quota', '--team', '1', '--ingest-limit', '-5'], /--ingest-limit/],
     ['an unknown option', ['create-token', '--e-mail', 'ada@example.com'], /--e-mail/],
+    ['revoke-token with neither --token nor --email', ['revoke-token'], /--token is required/],
+    ['revoke-token with an ingest key', ['revoke-token', '--token', 'esk_abcdef'], /--token is an ingest key[\s\S]*rotate-ingest-key/],
+    ['revoke-token with a malformed token', ['revoke-token', '--token', 'not-a-token'], /--token must be an API token/],
+    ['revoke-token with --email but not --all', ['revoke-token', '--email', 'ada@example.com'], /add --all/],
+    ['revoke-token with --all but not --email', ['revoke-token', '--all'], /--all needs --email/],
+    ['revoke-token with --token and --email', ['revoke-token', '--token', 'est_abcdef', '--email', 'ada@example.com', '--all'], /either --token/],
+    ['rotate-ingest-key without --team', ['rotate-ingest-key'], /--team is required/],
+    ['rotate-ingest-key with a non-integer --team', ['rotate-ingest-key', '--team', 'acme'], /--team must be a non-negative integer/],
+    ['a credential as a stray argument', ['revoke-token', 'est_abcdef'], /Unexpected argument \(a credential\?/],
   ])('when it is given %s, then it exits non-zero with a message on stderr, nothing on stdout, and opens no storage', async (_, args, message) => {
     const parent = mkdtempSync(join(tmpdir(), 'admin-test-'));
     const dataDir = join(parent, 'data');
@@ -75,6 +94,20 @@ describe.concurrent('admin CLI arguments', () => {
     const result = await admin({ DATA_DIR: join(tmpdir(), 'admin-test-unused') }, '--help');
     expect(result.code).toBe(0);
     expect(result.stdout).toMatch(/Usage: npm run admin/);
+    expect(result.stdout).toMatch(/revoke-token --token/);
+    expect(result.stdout).toMatch(/revoke-token --email EMAIL --all/);
+    expect(result.stdout).toMatch(/rotate-ingest-key --team ID/);
+  });
+
+  it.each([
+    ['an ingest key given as --token', ['revoke-token', '--token', 'esk_SecretIngestKey0123456789']],
+    ['a malformed --token', ['revoke-token', '--token', 'est_Secret!Token']],
+    ['a token given without --token', ['revoke-token', 'est_SecretToken0123456789']],
+  ])('when it is given %s, then the error does not repeat the credential', async (_, args) => {
+    const result = await admin({ DATA_DIR: join(tmpdir(), 'admin-test-unused') }, ...args);
+    expect(result.code).not.toBe(0);
+    expect(result.stderr).not.toContain('Secret');
+    expect(result.stdout).toBe('');
   });
 });
 
@@ -96,6 +129,13 @@ describe.each(engines)('admin CLI on %s', (engine) => {
     const lines = result.stdout.trim().split('\n');
     expect(lines).toHaveLength(1);
     return JSON.parse(lines[0]) as CreatedTeam;
+  }
+
+  /** A team made in-process (faster than a CLI run) for the tests whose subject is another command. */
+  async function seedTeam(name: string): Promise<CreatedTeam> {
+    const team = await server().newTeam(name);
+    const user = (await get('/api/user', team.token)).body.data as unknown as CreatedTeam['user'];
+    return { team: { id: team.id, name, ingest_limit: null }, user, token: team.token, ingest_key: team.ingestKey };
   }
 
   describe('create-team', () => {
@@ -183,10 +223,120 @@ describe.each(engines)('admin CLI on %s', (engine) => {
     });
   });
 
+  describe('revoke-token', () => {
+    it('when a token is revoked with --json, then it prints the user and 1, not the token, and the token is 401 on the next request', async () => {
+      const created = await seedTeam('Revoke');
+      const other = await createToken(server().storage.db, created.user.email);
+      expect((await get('/api/user', created.token)).status).toBe(200);
+
+      const result = await run('revoke-token', '--token', created.token, '--json');
+      expect(result.code, result.stderr).toBe(0);
+      const lines = result.stdout.trim().split('\n');
+      expect(lines).toHaveLength(1);
+      expect(JSON.parse(lines[0])).toEqual({ user: created.user, revoked: 1 });
+      expect(result.stdout + result.stderr).not.toContain(secretOf(created.token));
+
+      const revoked = await fetch(`${server().baseUrl}/api/user`, { headers: { authorization: `Bearer ${created.token}` } });
+      expect(revoked.status).toBe(401);
+      expect(revoked.headers.get('www-authenticate')).toMatch(/^Bearer/);
+      expect((await get('/api/user', other.token)).status, "the user's other token").toBe(200);
+      expect((await get(`/api/teams/${created.team.id}/config`, created.ingest_key)).status, "the team's ingest key").toBe(200);
+    });
+
+    it('when a revoked token is revoked again, then it exits 0 and says it revoked 0', async () => {
+      const created = await seedTeam('Twice');
+      expect((await run('revoke-token', '--token', created.token, '--json')).code).toBe(0);
+      const again = await run('revoke-token', '--token', created.token, '--json');
+      expect(again.code, again.stderr).toBe(0);
+      expect(JSON.parse(again.stdout)).toMatchObject({ revoked: 0 });
+      expect((await get('/api/user', created.token)).status).toBe(401);
+    });
+
+    it("when the token is given as '-', then it is read from standard input", async () => {
+      const created = await seedTeam('Stdin');
+      const result = await adminWithInput(server().storageEnv, `${created.token}\n`, 'revoke-token', '--token', '-', '--json');
+      expect(result.code, result.stderr).toBe(0);
+      expect(JSON.parse(result.stdout)).toMatchObject({ user: { id: created.user.id }, revoked: 1 });
+      expect((await get('/api/user', created.token)).status).toBe(401);
+    });
+
+    it('when all tokens of a user are revoked, then each is 401 and other users and the ingest key are untouched', async () => {
+      const created = await seedTeam('All');
+      const bystander = await seedTeam('Bystander');
+      const tokens = [created.token];
+      for (let i = 0; i < 2; i++) tokens.push((await createToken(server().storage.db, created.user.email)).token);
+
+      const result = await run('revoke-token', '--email', created.user.email, '--all', '--json');
+      expect(result.code, result.stderr).toBe(0);
+      expect(JSON.parse(result.stdout)).toEqual({ user: created.user, revoked: 3 });
+      for (const token of tokens) expect((await get('/api/user', token)).status).toBe(401);
+      expect((await get('/api/user', bystander.token)).status).toBe(200);
+      expect((await get(`/api/teams/${created.team.id}/config`, created.ingest_key)).status).toBe(200);
+
+      const issued = await createToken(server().storage.db, created.user.email);
+      expect((await get('/api/user', issued.token)).status, 'a token issued afterwards').toBe(200);
+    });
+
+    it('when the token is unknown, then it exits 1 without repeating it and revokes nothing', async () => {
+      const created = await seedTeam('Unknown token');
+      const unknown = `est_${'Q'.repeat(43)}`;
+      const before = await server().storage.db.selectFrom('api_tokens').select(['id', 'revoked_at']).orderBy('id').execute();
+      const result = await run('revoke-token', '--token', unknown);
+      expect(result.code).toBe(1);
+      expect(result.stderr).toMatch(/No such API token/);
+      expect(result.stderr).not.toContain('QQQQ');
+      expect(result.stdout).toBe('');
+      expect(await server().storage.db.selectFrom('api_tokens').select(['id', 'revoked_at']).orderBy('id').execute()).toEqual(before);
+      expect((await get('/api/user', created.token)).status).toBe(200);
+    });
+  });
+
+  describe('rotate-ingest-key', () => {
+    it('when a key is rotated with --json, then it prints the team and a new key; the old key is 401 at once, the new one works', async () => {
+      const created = await seedTeam('Rotate');
+      const bystander = await seedTeam('Bystander');
+      const result = await run('rotate-ingest-key', '--team', String(created.team.id), '--json');
+      expect(result.code, result.stderr).toBe(0);
+      const lines = result.stdout.trim().split('\n');
+      expect(lines).toHaveLength(1);
+      const rotated = JSON.parse(lines[0]) as { team: CreatedTeam['team']; ingest_key: string };
+      expect(rotated.team).toMatchObject({ id: created.team.id, name: 'Rotate' });
+      expect(rotated.ingest_key).toMatch(/^esk_[A-Za-z0-9_-]{43}$/);
+      expect(rotated.ingest_key).not.toBe(created.ingest_key);
+
+      const config = `/api/teams/${created.team.id}/config`;
+      const old = await fetch(server().baseUrl + config, { headers: { authorization: `Bearer ${created.ingest_key}` } });
+      expect(old.status).toBe(401);
+      expect(old.headers.get('www-authenticate')).toMatch(/^Bearer/);
+      expect((await get(config, rotated.ingest_key)).status).toBe(200);
+      expect((await get(`/api/teams/${created.team.id}`, created.token)).status, "the team's token").toBe(200);
+      expect((await get(`/api/teams/${bystander.team.id}/config`, bystander.ingest_key)).status, "another team's key").toBe(200);
+
+      const row = await server().storage.db.selectFrom('teams').select('ingest_key_hash').where('id', '=', created.team.id).executeTakeFirstOrThrow();
+      expect(row.ingest_key_hash).toBe(sha256(rotated.ingest_key));
+    });
+
+    it('when it runs without --json, then it prints the same result readably', async () => {
+      const created = await seedTeam('Readable key');
+      const result = await run('rotate-ingest-key', '--team', String(created.team.id));
+      expect(result.code, result.stderr).toBe(0);
+      expect(JSON.parse(result.stdout)).toMatchObject({ team: { id: created.team.id }, ingest_key: expect.stringMatching(/^esk_/) });
+      expect(result.stdout.trim().split('\n').length).toBeGreaterThan(1);
+    });
+
+    it('when the team is unknown, then it exits 1 with a message and no key', async () => {
+      const result = await run('rotate-ingest-key', '--team', '999999', '--json');
+      expect(result.code).toBe(1);
+      expect(result.stderr).toMatch(/No team 999999/);
+      expect(result.stdout).toBe('');
+    });
+  });
+
   describe('errors', () => {
     it.each([
       ['an unknown e-mail', ['create-token', '--email', 'nobody@example.com'], /No user with e-mail nobody@example.com/],
       ['an unknown team', ['set-quota', '--team', '999999', '--ingest-limit', '5'], /No team 999999/],
+      ['an unknown e-mail to revoke', ['revoke-token', '--email', 'nobody@example.com', '--all'], /No user with e-mail nobody@example.com/],
     ])('when it is given %s, then it exits non-zero with a message on stderr and nothing on stdout', async (_, args, message) => {
       const result = await run(...(args as string[]));
       expect(result.code).not.toBe(0);
@@ -257,6 +407,54 @@ describe.each(engines)('admin CLI on %s', (engine) => {
         const created = JSON.parse(result.stdout) as CreatedTeam;
         expect((await get('/api/user', created.token)).status).toBe(200);
       }
+    });
+
+    it('when revoke-token and rotate-ingest-key run while clients use those credentials, then they succeed and the credentials stop at once', async () => {
+      const busy = await seedTeam('Busy credentials');
+      const bystander = await seedTeam('Busy bystander');
+      let cliDone = false;
+      const seen = { ingest: [] as number[], token: [] as number[], bystander: [] as number[] };
+      // Each client calls without pause until it has made one call that began after the CLI was done.
+      const loop = async (statuses: number[], call: (i: number) => Promise<Response>) => {
+        for (let i = 0, last = false; !last; i++) {
+          last = cliDone;
+          const response = await call(i);
+          statuses.push(response.status);
+          await response.arrayBuffer();
+        }
+      };
+      const ingestWith = (team: CreatedTeam, key: string, i: number) =>
+        fetch(`${server().baseUrl}/api/teams/${team.team.id}/ingest`, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+          body: JSON.stringify({ participant: `busy-${i}` }),
+        });
+      const load = Promise.all([
+        loop(seen.ingest, (i) => ingestWith(busy, busy.ingest_key, i)),
+        loop(seen.token, () => fetch(`${server().baseUrl}/api/user`, { headers: { authorization: `Bearer ${busy.token}` } })),
+        loop(seen.bystander, (i) => ingestWith(bystander, bystander.ingest_key, i)),
+      ]);
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      const [rotated, revoked] = await Promise.all([
+        run('rotate-ingest-key', '--team', String(busy.team.id), '--json'),
+        run('revoke-token', '--token', busy.token, '--json'),
+      ]);
+      cliDone = true;
+      await load;
+
+      expect(rotated.code, rotated.stderr).toBe(0);
+      expect(revoked.code, revoked.stderr).toBe(0);
+      expect(seen.bystander.length).toBeGreaterThan(0);
+      expect(seen.bystander.filter((status) => status !== 200), "the other team's ingest while the CLI wrote").toEqual([]);
+      for (const statuses of [seen.ingest, seen.token]) {
+        // 200 until the change, 401 from then on: never a 500, never a 200 after a 401.
+        const first401 = statuses.indexOf(401);
+        expect(statuses.at(-1), 'the call that began after the CLI was done').toBe(401);
+        expect(statuses.slice(0, first401).every((status) => status === 200), statuses.join(',')).toBe(true);
+        expect(statuses.slice(first401).every((status) => status === 401), statuses.join(',')).toBe(true);
+      }
+      const key = (JSON.parse(rotated.stdout) as { ingest_key: string }).ingest_key;
+      expect((await ingestWith(busy, key, -2)).status).toBe(200);
     });
 
     it('when two runs create teams for the same new e-mail at once, then both succeed with one user', async () => {

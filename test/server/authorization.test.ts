@@ -1,12 +1,16 @@
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { createApiClient } from '../../generated/client';
+import { createToken, revokeToken, rotateIngestKey } from '../../server/admin/service';
 import { engines, useServer } from '../support/engines';
 import type { TestTeam } from '../support/server';
 
 /**
- * Every operation of the bundled contract × every credential that must not (or only just)
- * reach it. Generated from generated/openapi.json, so an added operation is covered too.
+ * Every operation of the bundled contract × every kind of credential, valid or not, the
+ * target team's own or another team's. Generated from generated/openapi.json, so an added
+ * operation is covered too. After every request, neither the target team nor the caller's
+ * team has changed — except where the team's own API token was meant to change its own team.
  */
 
 type Json = Record<string, unknown>;
@@ -73,22 +77,45 @@ const operations: Operation[] = Object.entries(spec.paths).flatMap(([template, i
   }),
 );
 
-type Credential = 'no credential' | "another team's API token" | "the team's ingest key" | "another team's ingest key";
-const credentials: Credential[] = ['no credential', "another team's API token", "the team's ingest key", "another team's ingest key"];
+type Credential =
+  | 'no credential'
+  | "the team's API token"
+  | "another team's API token"
+  | "the team's revoked API token"
+  | 'a malformed bearer'
+  | "the team's ingest key"
+  | "the team's rotated-out ingest key"
+  | "another team's ingest key";
+const credentials: Credential[] = [
+  'no credential',
+  "the team's API token",
+  "another team's API token",
+  "the team's revoked API token",
+  'a malformed bearer',
+  "the team's ingest key",
+  "the team's rotated-out ingest key",
+  "another team's ingest key",
+];
 
 /** The status the contract's rules (info.description, Authentication) give for the pair. */
 function expectedStatus(op: Operation, credential: Credential): number {
-  if (op.isPublic) return 200; // health: no credential needed, any valid one accepted
   const isConfig = op.operationId === 'config_get';
   switch (credential) {
+    case "the team's revoked API token":
+    case "the team's rotated-out ingest key":
+    case 'a malformed bearer':
+      return 401; // "a missing, unknown or revoked credential is 401" — the health check included
+    case "the team's API token":
+      return 200; // the documented success, from a team of its own (see ownTeamSetup)
     case 'no credential':
-      return 401;
+      return op.isPublic ? 200 : 401;
     case "another team's API token":
-      if (!op.teamScoped) return 200; // the caller's own user, current team, teams
+      if (op.isPublic || !op.teamScoped) return 200; // health; the caller's own user, current team, teams
       return isConfig ? 403 : 404;
     case "the team's ingest key":
-      return op.acceptsIngestKey ? 200 : 403;
+      return op.isPublic || op.acceptsIngestKey ? 200 : 403;
     case "another team's ingest key":
+      if (op.isPublic) return 200;
       if (!op.acceptsIngestKey) return 403;
       return isConfig ? 403 : 404;
   }
@@ -101,11 +128,38 @@ const cases = operations.flatMap((op) =>
   credentials.map((credential) => ({ op, credential, label: `${op.method} ${op.template}`, status: expectedStatus(op, credential) })),
 );
 
-// The resources the operations' path examples name, created in the target team so every path exists.
+// The resources the operations' path examples name, created in every team so every path exists
+// (in the other team too: a request that reached the wrong team would find something to change).
 const EXAMPLE_VARIANTS = [
   { key: 'control', control: true, traffic: 50 },
   { key: 'green', traffic: 50 },
 ];
+
+interface Fixture {
+  /** `draft`: the example experiment is not started (variants change, it can start or be deleted). */
+  status: 'running' | 'draft';
+  /** The example experiment's goal; `signup` leaves the example event free to delete. */
+  goal: string;
+}
+const RUNNING: Fixture = { status: 'running', goal: 'purchase' };
+
+/**
+ * With the team's own API token every operation succeeds: each such case runs on a fresh team
+ * of its own, in the state the operation needs, with a body that does not collide with the
+ * fixture (the request examples create keys the fixture already has).
+ */
+const ownTeamSetup: Record<string, { fixture?: Partial<Fixture>; body?: unknown }> = {
+  events_create: { body: { key: 'refund' } },
+  events_delete: { fixture: { goal: 'signup' } },
+  experiments_create: { body: { key: 'pricing_page', event: 'purchase' } },
+  experiments_delete: { fixture: { status: 'draft' } },
+  experiments_start: { fixture: { status: 'draft' } },
+  variants_create: { fixture: { status: 'draft' }, body: { key: 'blue' } },
+  variants_update: { fixture: { status: 'draft' } },
+  variants_delete: { fixture: { status: 'draft' } },
+  features_create: { body: { key: 'dark_mode', enabled: false } },
+  participants_create: { body: { key: 'user-43' } },
+};
 
 describe('the bundled contract', () => {
   it('when it is read, then it has the 38 operations this table covers', () => {
@@ -118,91 +172,107 @@ describe.each(engines)('authorization on %s', (engine) => {
   const server = useServer(engine);
   let target: TestTeam;
   let other: TestTeam;
-  let before: unknown;
+  /** Headers by credential; built once the teams exist. */
+  let headers: Record<Credential, Record<string, string>>;
+  const before = new Map<number, unknown>();
 
-  /** Everything of the target team a member can read, in one comparable value. */
-  async function snapshot(): Promise<unknown> {
+  /** Everything of a team a member can read, in one comparable value. */
+  async function snapshot(team: TestTeam): Promise<unknown> {
     const get = async (path: string) => {
-      const response = await fetch(server().baseUrl + path, { headers: { authorization: `Bearer ${target.token}` } });
+      const response = await fetch(server().baseUrl + path, { headers: { authorization: `Bearer ${team.token}` } });
       expect(response.status, path).toBe(200);
       return ((await response.json()) as { data: unknown }).data;
     };
-    const team = (await get(`/api/teams/${target.id}?include=events,experiments.variants,participants,features`)) as {
+    const described = (await get(`/api/teams/${team.id}?include=events,experiments.variants,participants,features`)) as {
       experiments: Array<{ key: string; variants: Array<{ key: string }> }>;
     };
-    const statistics = [];
-    for (const experiment of team.experiments) {
-      for (const variant of experiment.variants) {
-        statistics.push(await get(`/api/teams/${target.id}/experiments/${experiment.key}/variants/${variant.key}/statistics`));
-      }
-    }
-    const config = await get(`/api/teams/${target.id}/config`);
-    return { team, statistics, config };
+    // The rest in parallel: it is read after every one of the 300-odd requests.
+    const variants = described.experiments.flatMap((experiment) => experiment.variants.map((variant) => [experiment.key, variant.key]));
+    const [statistics, config, participants] = await Promise.all([
+      Promise.all(variants.map(([experiment, variant]) => get(`/api/teams/${team.id}/experiments/${experiment}/variants/${variant}/statistics`))),
+      get(`/api/teams/${team.id}/config`),
+      Promise.all([examples.participant, 'someone-else'].map((participant) => get(`/api/teams/${team.id}/participants/${participant}/experiments`))),
+    ]);
+    return { team: described, statistics, config, participants };
   }
 
-  function urlOf(op: Operation): string {
+  /** The example resources, through the API as a client would create them. */
+  async function populate(team: TestTeam, fixture: Fixture = RUNNING): Promise<void> {
+    const path = { team: team.id };
+    const experiment = { ...path, experiment: examples.experiment };
+    const created = [
+      await team.api.POST('/api/teams/{team}/events', { params: { path }, body: { key: examples.event } }),
+      await team.api.POST('/api/teams/{team}/events', { params: { path }, body: { key: 'signup' } }),
+      await team.api.POST('/api/teams/{team}/experiments', { params: { path }, body: { key: examples.experiment, event: fixture.goal } }),
+      ...(await Promise.all(
+        EXAMPLE_VARIANTS.map((body) => team.api.POST('/api/teams/{team}/experiments/{experiment}/variants', { params: { path: experiment }, body })),
+      )),
+      ...(fixture.status === 'running'
+        ? [await team.api.POST('/api/teams/{team}/experiments/{experiment}/start', { params: { path: experiment } })]
+        : []),
+      await team.api.POST('/api/teams/{team}/features', { params: { path }, body: { key: examples.feature, enabled: true } }),
+      await team.ingest.POST('/api/teams/{team}/ingest', { params: { path }, body: { participant: examples.participant, event: examples.event } }),
+      await team.ingest.POST('/api/teams/{team}/ingest', { params: { path }, body: { participant: 'someone-else' } }),
+    ];
+    for (const { response } of created) expect(response.status, response.url).toBe(200);
+  }
+
+  function urlOf(op: Operation, team: TestTeam): string {
     const path = op.template.replace(/\{([^}]+)\}/g, (_, name: string) =>
-      encodeURIComponent(String(name === 'team' ? target.id : op.pathExamples[name])),
+      encodeURIComponent(String(name === 'team' ? team.id : op.pathExamples[name])),
     );
     return server().baseUrl + path;
-  }
-
-  function headerOf(credential: Credential): Record<string, string> {
-    switch (credential) {
-      case 'no credential':
-        return {};
-      case "another team's API token":
-        return { authorization: `Bearer ${other.token}` };
-      case "the team's ingest key":
-        return { authorization: `Bearer ${target.ingestKey}` };
-      case "another team's ingest key":
-        return { authorization: `Bearer ${other.ingestKey}` };
-    }
   }
 
   beforeAll(async () => {
     target = await server().newTeam('Target');
     other = await server().newTeam('Other');
-    const path = { team: target.id };
-    const created = [
-      await target.api.POST('/api/teams/{team}/events', { params: { path }, body: { key: examples.event } }),
-      await target.api.POST('/api/teams/{team}/events', { params: { path }, body: { key: 'signup' } }),
-      await target.api.POST('/api/teams/{team}/experiments', {
-        params: { path },
-        body: { key: examples.experiment, event: examples.event },
-      }),
-      ...(await Promise.all(
-        EXAMPLE_VARIANTS.map((body) =>
-          target.api.POST('/api/teams/{team}/experiments/{experiment}/variants', {
-            params: { path: { ...path, experiment: examples.experiment } },
-            body,
-          }),
-        ),
-      )),
-      await target.api.POST('/api/teams/{team}/experiments/{experiment}/start', {
-        params: { path: { ...path, experiment: examples.experiment } },
-      }),
-      await target.api.POST('/api/teams/{team}/features', { params: { path }, body: { key: examples.feature, enabled: true } }),
-      await target.ingest.POST('/api/teams/{team}/ingest', {
-        params: { path },
-        body: { participant: examples.participant, event: examples.event },
-      }),
-      await target.ingest.POST('/api/teams/{team}/ingest', { params: { path }, body: { participant: 'someone-else' } }),
-    ];
-    for (const { response } of created) expect(response.status, response.url).toBe(200);
+    const db = server().storage.db;
+
+    // A second token of the target's user, revoked: it would reach everything the first one does.
+    const revoked = (await createToken(db, target.email)).token;
+    expect((await revokeToken(db, revoked)).revoked).toBe(1);
+    // The target's first ingest key, rotated out: the team's current key is a new one.
+    const rotatedOut = target.ingestKey;
+    const rotated = (await rotateIngestKey(db, target.id)).ingest_key;
+    target = { ...target, ingestKey: rotated, ingest: createApiClient(server().baseUrl, rotated) };
+
+    headers = {
+      'no credential': {},
+      "the team's API token": {}, // from a team of its own: see the test
+      "another team's API token": { authorization: `Bearer ${other.token}` },
+      "the team's revoked API token": { authorization: `Bearer ${revoked}` },
+      // The team's valid token, written as clients sometimes do: a colon after the scheme.
+      'a malformed bearer': { authorization: `Bearer: ${target.token}` },
+      "the team's ingest key": { authorization: `Bearer ${target.ingestKey}` },
+      "the team's rotated-out ingest key": { authorization: `Bearer ${rotatedOut}` },
+      "another team's ingest key": { authorization: `Bearer ${other.ingestKey}` },
+    };
+
+    await populate(target);
+    await populate(other);
     expect(EXAMPLE_VARIANTS.map((v) => v.key)).toContain(examples.variant);
-    before = await snapshot();
+    before.set(target.id, await snapshot(target));
+    before.set(other.id, await snapshot(other));
   });
 
   it.each(cases)('when $label is called with $credential, then $status', async ({ op, credential, status }) => {
-    // The request example where there is one — so a breach would change something. Only the one
-    // request that is meant to succeed and write (ingest with the team's key) re-reports the
-    // already enrolled participant, which changes nothing the snapshot sees.
-    const succeedsAndWrites = status === 200 && op.method !== 'GET';
-    const body = succeedsAndWrites ? { participant: examples.participant } : op.bodyExample;
-    const response = await fetch(urlOf(op), {
+    let team = target;
+    let authorization = headers[credential];
+    // The request example where there is one — so a breach would change something. The one
+    // request on the shared target that is meant to succeed and write (ingest with the team's
+    // key) re-reports the already enrolled participant, which changes nothing the snapshot sees.
+    let body = status === 200 && op.method !== 'GET' ? { participant: examples.participant } : op.bodyExample;
+    if (credential === "the team's API token") {
+      const setup = ownTeamSetup[op.operationId] ?? {};
+      team = await server().newTeam(`Own ${op.operationId}`);
+      await populate(team, { ...RUNNING, ...setup.fixture });
+      authorization = { authorization: `Bearer ${team.token}` };
+      body = setup.body ?? op.bodyExample;
+    }
+    const response = await fetch(urlOf(op, team), {
       method: op.method,
-      headers: { ...headerOf(credential), ...(body !== undefined && { 'content-type': 'application/json' }) },
+      headers: { ...authorization, ...(body !== undefined && { 'content-type': 'application/json' }) },
       body: body === undefined ? undefined : JSON.stringify(body),
     });
     const text = await response.text();
@@ -213,20 +283,34 @@ describe.each(engines)('authorization on %s', (engine) => {
       expect(JSON.parse(text)).toMatchObject({ status, title: expect.any(String), detail: expect.any(String), type: expect.any(String) });
     }
     if (status === 401) expect(response.headers.get('www-authenticate')).toMatch(/^Bearer/);
-  });
 
-  it('when every operation was tried with every credential, then nothing in the target team changed', async () => {
-    // The one authorized write, ingest with the team's key, re-reported a known participant
-    // without notes or attributes: documented as no update, so it must not show here either.
-    expect(await snapshot(), 'the target team after all requests').toEqual(before);
+    // Whoever called — the target's own (revoked, rotated-out, malformed) credentials, the other
+    // team's, none, or a third team's own token — neither the target nor the other team changed.
+    const [targetAfter, otherAfter] = await Promise.all([snapshot(target), snapshot(other)]);
+    expect(targetAfter, 'the target team').toEqual(before.get(target.id));
+    expect(otherAfter, 'the other team').toEqual(before.get(other.id));
   });
 });
 
 // A sanity check of the table itself, so a wrong generator does not pass silently.
 describe('the generated table', () => {
   it('when it is built, then each operation is tried with each credential and the non-team operations are the four', () => {
-    expect(cases).toHaveLength(38 * 4);
+    expect(cases).toHaveLength(38 * credentials.length);
+    expect(credentials).toHaveLength(8);
     expect(operations.filter((op) => !op.teamScoped).map((op) => op.template)).toEqual(['/api/health', '/api/user', '/api/current-team', '/api/teams']);
     expect(operations.filter((op) => op.acceptsIngestKey && !op.isPublic).map((op) => op.operationId).sort()).toEqual(['config_get', 'ingest']);
+  });
+
+  it('when the own-team setups are read, then each names an operation of the contract', () => {
+    const ids = new Set(operations.map((op) => op.operationId));
+    for (const id of Object.keys(ownTeamSetup)) expect(ids, id).toContain(id);
+  });
+
+  it('when the statuses are read, then every credential is refused somewhere and the own token nowhere', () => {
+    for (const credential of credentials) {
+      const statuses = new Set(cases.filter((c) => c.credential === credential).map((c) => c.status));
+      if (credential === "the team's API token") expect([...statuses]).toEqual([200]);
+      else expect([...statuses].some((status) => status >= 400), credential).toBe(true);
+    }
   });
 });
