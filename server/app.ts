@@ -13,6 +13,7 @@ import { contractPath, loadContract } from './http/contract';
 import { corsHandler } from './http/cors';
 import { NotFound } from './http/errors';
 import { problemHandler } from './http/problem';
+import { bareContentType, jsonBodies, plainQueryOnly } from './http/request-guards';
 import { requestLog } from './http/request-log';
 import { rateLimiter } from './http/rate-limit';
 import { knownOperations } from './http/routing';
@@ -28,6 +29,8 @@ export interface AppOptions {
   storage: Storage;
   logger: Logger;
   validateResponses: boolean;
+  /** Off only to measure the validator's cost (VALIDATE_REQUESTS=false); on when not given. */
+  validateRequests?: boolean;
   /** Request budgets; RATE_LIMIT_* from the environment when not given. */
   rateLimit?: RateLimitSettings;
   /** Express's `trust proxy` (who tells the client address); TRUST_PROXY from the environment when not given. */
@@ -35,7 +38,6 @@ export interface AppOptions {
 }
 
 const docsPath = fileURLToPath(new URL('../dist/docs/index.html', import.meta.url));
-export const BODY_LIMIT = '64kb';
 
 /**
  * The docs page loads nothing from outside this origin: Redoc's sidebar footer would fetch its
@@ -61,7 +63,7 @@ export const DOCS_CSP = [
  * preflights answered there; then, for /api, the rate limit counts the request before anything
  * does work on it — the contract's routing (404/405), authentication, body parsing, validation.
  */
-export function createApp({ storage, logger, validateResponses, rateLimit = rateLimitFromEnv(), trustProxy = trustProxyFromEnv() }: AppOptions): Express {
+export function createApp({ storage, logger, validateResponses, validateRequests = process.env.VALIDATE_REQUESTS !== 'false', rateLimit = rateLimitFromEnv(), trustProxy = trustProxyFromEnv() }: AppOptions): Express {
   const contract = loadContract();
   const app = express();
   app.set('case sensitive routing', true);
@@ -80,11 +82,11 @@ export function createApp({ storage, logger, validateResponses, rateLimit = rate
   if (rateLimit.enabled) app.use(rateLimiter(rateLimit, logger));
   app.use(knownOperations(contract));
   app.use('/api', authenticate(storage.db));
-  app.use(express.json({ type: ['application/json', 'application/vnd.api+json'], limit: BODY_LIMIT }));
+  app.use(plainQueryOnly, bareContentType, ...jsonBodies());
   app.use(
     OpenApiValidator.middleware({
       apiSpec: contractPath,
-      validateRequests: { allowUnknownQueryParameters: false },
+      validateRequests: validateRequests && { allowUnknownQueryParameters: false },
       validateResponses: validateResponses && { removeAdditional: false },
       validateSecurity: false,
       validateFormats: true,

@@ -17,6 +17,8 @@ export interface Settings {
   dataDir: string;
   databaseUrl?: string;
   validateResponses: boolean;
+  /** Off only to measure the validator's cost: without it, invalid requests reach the routes. */
+  validateRequests: boolean;
   logLevel: string;
   trustProxy: TrustProxy;
   rateLimit: RateLimitSettings;
@@ -30,6 +32,7 @@ export function settingsFromEnv(env: NodeJS.ProcessEnv = process.env): Settings 
     dataDir: resolve(env.DATA_DIR ?? 'data'),
     databaseUrl: env.DATABASE_URL || undefined,
     validateResponses: env.VALIDATE_RESPONSES === 'true',
+    validateRequests: env.VALIDATE_REQUESTS !== 'false',
     logLevel: env.LOG_LEVEL ?? 'info',
     trustProxy: trustProxyFromEnv(env),
     rateLimit: rateLimitFromEnv(env),

@@ -6,7 +6,7 @@ type SecurityRequirement = Record<string, string[]>;
 /** The parts of the bundled OpenAPI document the server reads itself. */
 export interface ContractDocument {
   security?: SecurityRequirement[];
-  paths: Record<string, Partial<Record<string, { operationId?: string; security?: SecurityRequirement[] }>>>;
+  paths: Record<string, Partial<Record<string, { operationId?: string; security?: SecurityRequirement[]; requestBody?: object }>>>;
 }
 
 export const contractPath = fileURLToPath(new URL('../../generated/openapi.json', import.meta.url));

@@ -1,5 +1,6 @@
 import type { Request } from 'express';
 import type { components } from '../../generated/api';
+import { BadRequest } from './errors';
 
 type Meta = components['schemas']['PaginationMeta'];
 type Links = components['schemas']['PaginationLinks'];
@@ -18,9 +19,18 @@ export interface Page<T> {
 
 /** `page` and `per_page` as the validator left them (typed and within bounds). */
 export function pageRequest(req: Request): PageRequest {
-  const page = Number(req.query.page ?? 1);
-  const perPage = Number(req.query.per_page ?? 15);
+  const page = whole(req, 'page', 1, 10_000_000, 1);
+  const perPage = whole(req, 'per_page', 1, 100, 15);
   return { page, perPage, offset: (page - 1) * perPage };
+}
+
+// The validator passes `Infinity` and `1e400` as integers; SQL would not.
+function whole(req: Request, name: string, min: number, max: number, fallback: number): number {
+  const value = req.query[name] === undefined ? fallback : Number(req.query[name]);
+  if (!Number.isSafeInteger(value) || value < min || value > max) {
+    throw new BadRequest(`${name} must be a whole number from ${min} to ${max}.`, [{ path: `/query/${name}`, message: `must be an integer from ${min} to ${max}` }]);
+  }
+  return value;
 }
 
 export function paginated<T>(req: Request, data: T[], total: number, request: PageRequest): Page<T> {

@@ -9,6 +9,7 @@ export interface KnownOperation {
   /** The operation needs no credential (a sent one is still checked). */
   isPublic: boolean;
   acceptsIngestKey: boolean;
+  takesBody: boolean;
 }
 
 interface KnownPath {
@@ -48,6 +49,7 @@ function toKnownPath(document: ContractDocument, template: string, item: Contrac
       operationId: operation.operationId ?? `${method} ${template}`,
       isPublic: security.some((requirement) => Object.keys(requirement).length === 0),
       acceptsIngestKey: security.some((requirement) => 'ingestKey' in requirement),
+      takesBody: operation.requestBody !== undefined,
     });
   }
   return { pattern, operations };

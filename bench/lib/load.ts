@@ -1,0 +1,124 @@
+import autocannon from 'autocannon';
+import { percentile, spread, type Spread } from './stats';
+
+export interface LoadSpec {
+  url: string;
+  method?: 'GET' | 'POST';
+  headers?: Record<string, string>;
+  /** A fresh body for every request (e.g. a new participant id). */
+  body?: () => string;
+  connections: number;
+  /** Seconds. */
+  duration: number;
+  /**
+   * Fetched after the run: answers once the server has worked off the requests still queued
+   * when the load stopped, so that they do not overlap the next run (on SQLite, two processes
+   * writing at once fail with SQLITE_BUSY).
+   */
+  settle?: string;
+}
+
+export interface RoundResult {
+  rps: number;
+  p50: number;
+  p99: number;
+  ok: number;
+  non2xx: number;
+  /** Answers other than 2xx by status code: a benchmark of error answers is worthless. */
+  failures: Record<string, number>;
+  errors: number;
+}
+
+export interface Measurement {
+  /** 2xx responses per second. */
+  rps: Spread;
+  /** Milliseconds, of 2xx responses. */
+  p50: Spread;
+  p99: Spread;
+  non2xx: number;
+  errors: number;
+  rounds: RoundResult[];
+}
+
+/**
+ * One autocannon run. Latencies are taken from autocannon's per-response event with their
+ * full hrtime resolution: its own histogram keeps whole milliseconds, too coarse for
+ * sub-millisecond baselines.
+ */
+export async function load(spec: LoadSpec, onResponse?: () => void): Promise<RoundResult> {
+  const latencies: number[] = [];
+  let non2xx = 0;
+  const failures: Record<string, number> = {};
+  const nextBody = spec.body;
+  let settle!: (error: Error | null, result: autocannon.Result) => void;
+  const done = new Promise<autocannon.Result>((resolve, reject) => {
+    settle = (error, result) => (error ? reject(error) : resolve(result));
+  });
+  const started = performance.now();
+  const options: autocannon.Options = {
+    url: spec.url,
+    method: spec.method ?? 'GET',
+    headers: { ...(nextBody ? { 'content-type': 'application/json' } : {}), ...spec.headers },
+    connections: spec.connections,
+    duration: spec.duration,
+    requests: nextBody ? [{ setupRequest: (request) => ({ ...request, body: nextBody() }) }] : undefined,
+  };
+  // With a callback autocannon returns its instance, whose events we need.
+  const instance = autocannon(options, (error, result) => settle(error, result));
+  instance.on('response', (_client: unknown, statusCode: number, _bytes: number, responseTime: number) => {
+    if (statusCode >= 200 && statusCode < 300) latencies.push(responseTime);
+    else {
+      non2xx++;
+      failures[statusCode] = (failures[statusCode] ?? 0) + 1;
+    }
+    onResponse?.();
+  });
+  const result = await done;
+  const seconds = (performance.now() - started) / 1000;
+  if (spec.settle) await (await fetch(spec.settle)).arrayBuffer();
+  const sorted = Float64Array.from(latencies).sort();
+  return {
+    rps: latencies.length / seconds,
+    p50: percentile(sorted, 50),
+    p99: percentile(sorted, 99),
+    ok: latencies.length,
+    non2xx,
+    failures,
+    errors: result.errors + result.timeouts,
+  };
+}
+
+/** Unmeasured warm-up, then `rounds` measured runs; one progress line per round. */
+export async function measure(label: string, spec: LoadSpec, options: { rounds: number; warmup: number }): Promise<Measurement> {
+  if (options.warmup > 0) await load({ ...spec, duration: options.warmup });
+  const rounds: RoundResult[] = [];
+  for (let i = 0; i < options.rounds; i++) {
+    const round = await load(spec);
+    rounds.push(round);
+    progress(`${label}: round ${i + 1}/${options.rounds}  ${describeRound(round)}`);
+  }
+  return summarise(rounds);
+}
+
+export function summarise(rounds: RoundResult[]): Measurement {
+  return {
+    rps: spread(rounds.map((r) => r.rps)),
+    p50: spread(rounds.map((r) => r.p50)),
+    p99: spread(rounds.map((r) => r.p99)),
+    non2xx: rounds.reduce((sum, r) => sum + r.non2xx, 0),
+    errors: rounds.reduce((sum, r) => sum + r.errors, 0),
+    rounds,
+  };
+}
+
+export function describeRound(round: RoundResult): string {
+  const codes = Object.entries(round.failures).map(([code, n]) => `${n}× ${code}`);
+  if (round.errors > 0) codes.push(`${round.errors} connection errors`);
+  const failed = codes.length > 0 ? `  (FAILED: ${codes.join(', ')})` : '';
+  return `${Math.round(round.rps).toLocaleString('en-US')} req/s  p50 ${round.p50.toFixed(2)} ms  p99 ${round.p99.toFixed(2)} ms${failed}`;
+}
+
+export function progress(line: string): void {
+  const elapsed = (performance.now() / 1000).toFixed(0).padStart(4);
+  console.log(`[${elapsed}s] ${line}`);
+}

@@ -1,0 +1,85 @@
+import { parseArgs } from 'node:util';
+
+export type Engine = 'sqlite' | 'postgres';
+export const PHASES = ['baselines', 'assignment', 'ingest', 'reads', 'validator', 'growth', 'soak'] as const;
+export type Phase = (typeof PHASES)[number];
+
+export interface Options {
+  quick: boolean;
+  rounds: number;
+  /** Seconds per measured round. */
+  duration: number;
+  /** Seconds of unmeasured load before the rounds of each measurement. */
+  warmup: number;
+  connections: number;
+  /** undefined: SQLite, and PostgreSQL when it answers. */
+  engines?: Engine[];
+  /** Recorded events for the big growth measurement. */
+  events: number;
+  soakSeconds: number;
+  phases: Set<Phase>;
+  /** Run the real servers under `node --cpu-prof`; profiles land in bench/results/. */
+  cpuProf: boolean;
+  /** Where the JSON goes. */
+  out: string;
+}
+
+const USAGE = `npm run bench -- [--quick] [--rounds N] [--duration S] [--warmup S] [--connections N]
+                   [--engines sqlite,postgres] [--events N] [--phases ${PHASES.join(',')}]
+                   [--soak] [--soak-seconds S] [--cpu-prof] [--out FILE]`;
+
+export function parseOptions(argv: string[]): Options {
+  const { values } = parseArgs({
+    args: argv,
+    options: {
+      quick: { type: 'boolean', default: false },
+      rounds: { type: 'string' },
+      duration: { type: 'string' },
+      warmup: { type: 'string' },
+      connections: { type: 'string' },
+      engines: { type: 'string' },
+      events: { type: 'string' },
+      phases: { type: 'string' },
+      soak: { type: 'boolean', default: false },
+      'soak-seconds': { type: 'string' },
+      'cpu-prof': { type: 'boolean', default: false },
+      out: { type: 'string', default: 'bench/results/latest.json' },
+      help: { type: 'boolean', default: false },
+    },
+  });
+  if (values.help) {
+    console.log(USAGE);
+    process.exit(0);
+  }
+  const quick = values.quick ?? false;
+  const phases = new Set<Phase>(values.phases ? list(values.phases, PHASES, 'phase') : PHASES.filter((phase) => phase !== 'soak'));
+  if (values.soak || values['soak-seconds']) phases.add('soak');
+  return {
+    quick,
+    rounds: positive(values.rounds, quick ? 1 : 3, 'rounds'),
+    duration: positive(values.duration, quick ? 1 : 5, 'duration'),
+    warmup: positive(values.warmup, quick ? 0.3 : 2, 'warmup'),
+    connections: positive(values.connections, 10, 'connections'),
+    engines: values.engines ? list(values.engines, ['sqlite', 'postgres'] as const, 'engine') : undefined,
+    events: positive(values.events, quick ? 3_000 : 1_000_000, 'events'),
+    soakSeconds: positive(values['soak-seconds'], 300, 'soak-seconds'),
+    phases,
+    cpuProf: values['cpu-prof'] ?? false,
+    out: values.out ?? 'bench/results/latest.json',
+  };
+}
+
+function positive(value: string | undefined, fallback: number, name: string): number {
+  if (value === undefined) return fallback;
+  const number = Number(value);
+  if (!(number > 0)) throw new Error(`--${name} must be a positive number, not '${value}'.\n${USAGE}`);
+  return number;
+}
+
+function list<T extends string>(value: string, allowed: readonly T[], name: string): T[] {
+  const items = value.split(',').map((item) => item.trim()).filter(Boolean);
+  for (const item of items) {
+    if (!allowed.includes(item as T)) throw new Error(`Unknown ${name} '${item}'; one of ${allowed.join(', ')}.\n${USAGE}`);
+  }
+  return items as T[];
+}

@@ -1,0 +1,101 @@
+import { spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { fileURLToPath } from 'node:url';
+
+export const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+
+export interface ServerProcess {
+  name: string;
+  url: string;
+  pid: number;
+  /** Resident set size in KiB, from /proc/<pid>/status. */
+  rssKb(): number;
+  stop(): Promise<void>;
+}
+
+export interface ServerSpec {
+  name: string;
+  /** Entry file relative to the repository root, run by `node --import tsx`. */
+  entry: string;
+  env?: Record<string, string>;
+  nodeArgs?: string[];
+  readyPath: string;
+}
+
+// Settings the real server reads: never inherited from the caller's shell.
+const SERVER_SETTINGS = /^(PORT|HOST|DATA_DIR|DATABASE_URL|LOG_LEVEL|VALIDATE_RESPONSES|VALIDATE_REQUESTS|TRUST_PROXY|RATE_LIMIT_\w+)$/;
+
+/** A port nothing listens on right now: bind port 0, read it, release it. */
+export async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve, reject) => server.once('error', reject).listen(0, '127.0.0.1', resolve));
+  const address = server.address();
+  await new Promise((resolve) => server.close(resolve));
+  if (address === null || typeof address === 'string') throw new Error('no port');
+  return address.port;
+}
+
+/**
+ * Starts a server as a child process on a free loopback port and waits until `readyPath`
+ * answers 200. `node --import tsx` rather than the tsx CLI, which would put a wrapper process
+ * between us and the server, and the RSS we read would be the wrapper's.
+ */
+export async function startServer(spec: ServerSpec): Promise<ServerProcess> {
+  const port = await freePort();
+  const env: NodeJS.ProcessEnv = { ...process.env };
+  for (const name of Object.keys(env)) if (SERVER_SETTINGS.test(name)) delete env[name];
+  Object.assign(env, { LOG_LEVEL: 'info', ...spec.env, PORT: String(port), HOST: '127.0.0.1' });
+  const child = spawn(process.execPath, [...(spec.nodeArgs ?? []), '--import', 'tsx', spec.entry], {
+    cwd: ROOT,
+    env,
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
+  let stderr = '';
+  child.stderr.on('data', (chunk: Buffer) => {
+    stderr = (stderr + chunk.toString()).slice(-4000);
+  });
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  const url = `http://127.0.0.1:${port}`;
+
+  const deadline = Date.now() + 30_000;
+  for (;;) {
+    if (child.exitCode !== null) throw new Error(`${spec.name} exited with ${child.exitCode} before it was ready:\n${stderr}`);
+    if (Date.now() > deadline) {
+      child.kill('SIGKILL');
+      throw new Error(`${spec.name} was not ready within 30 s:\n${stderr}`);
+    }
+    if (await answers(url + spec.readyPath)) break;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+
+  return {
+    name: spec.name,
+    url,
+    pid: child.pid!,
+    rssKb: () => rssKbOf(child.pid!),
+    async stop() {
+      if (child.exitCode !== null || child.signalCode !== null) return;
+      child.kill('SIGTERM');
+      const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
+      await exited;
+      clearTimeout(timer);
+    },
+  };
+}
+
+async function answers(url: string): Promise<boolean> {
+  try {
+    const response = await fetch(url, { signal: AbortSignal.timeout(1000) });
+    await response.arrayBuffer();
+    return response.ok;
+  } catch {
+    return false;
+  }
+}
+
+export function rssKbOf(pid: number): number {
+  const match = /^VmRSS:\s+(\d+) kB/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+  if (!match) throw new Error(`no VmRSS for pid ${pid}`);
+  return Number(match[1]);
+}

@@ -1,0 +1,249 @@
+import type { AssignmentResult } from '../phases/assignment';
+import type { Baselines } from '../phases/baselines';
+import type { GrowthPoint, GrowthResult } from '../phases/growth';
+import { READS, type Read } from '../phases/reads';
+import { mb, type SoakResult } from '../phases/soak';
+import type { ValidatorResult } from '../phases/validator';
+import type { Measurement } from './load';
+import type { Engine } from './options';
+import type { ProfileLine } from './profile';
+import { ratio, type Spread } from './stats';
+
+export interface EngineResults {
+  ingest?: Measurement;
+  reads?: Record<Read, Measurement>;
+  validator?: ValidatorResult;
+  growth?: GrowthResult;
+  soak?: SoakResult;
+}
+
+export interface Results {
+  machine: Record<string, unknown>;
+  options: Record<string, unknown>;
+  baselines?: Baselines;
+  assignment?: AssignmentResult;
+  engines: Partial<Record<Engine, EngineResults>>;
+  targets: Target[];
+  notes: string[];
+  /** With --cpu-prof: the top self-time functions of each real server. */
+  profiles?: Record<string, ProfileLine[]>;
+}
+
+export interface Target {
+  name: string;
+  engine?: Engine;
+  value: number | undefined;
+  limit: string;
+  holds: boolean | undefined;
+}
+
+/** Ratios of a measurement to the baselines of the same method: throughput and latency. */
+export function ratiosOf(measurement: Measurement, method: 'GET' | 'POST', baselines: Baselines | undefined) {
+  const express = method === 'GET' ? baselines?.expressGet : baselines?.expressPost;
+  const node = method === 'GET' ? baselines?.nodeGet : baselines?.nodePost;
+  return {
+    rps_vs_express: ratio(measurement.rps.median, express?.rps.median),
+    rps_vs_node_http: ratio(measurement.rps.median, node?.rps.median),
+    p50_vs_express: ratio(measurement.p50.median, express?.p50.median),
+    p99_vs_express: ratio(measurement.p99.median, express?.p99.median),
+    p99_vs_node_http: ratio(measurement.p99.median, node?.p99.median),
+  };
+}
+
+export function growthRatios(result: GrowthResult) {
+  const of = (read: 'statistics' | 'config') => ({
+    p50: ratio(result.large[read].p50.median, result.small[read].p50.median),
+    p99: ratio(result.large[read].p99.median, result.small[read].p99.median),
+  });
+  return { statistics: of('statistics'), config: of('config') };
+}
+
+export function evaluateTargets(results: Results): Target[] {
+  const targets: Target[] = [];
+  const add = (name: string, engine: Engine | undefined, value: number | undefined, limit: string, holds: (v: number) => boolean) =>
+    targets.push({ name, engine, value, limit, holds: value === undefined ? undefined : holds(value) });
+  const baselines = results.baselines;
+  for (const [engine, r] of Object.entries(results.engines) as Array<[Engine, EngineResults]>) {
+    if (r.ingest && engine === 'sqlite') {
+      add('durable ingest req/s ÷ bare Express POST', engine, ratiosOf(r.ingest, 'POST', baselines).rps_vs_express, '≥ 0.50', (v) => v >= 0.5);
+    }
+    if (r.reads) {
+      const config = ratiosOf(r.reads.config, 'GET', baselines);
+      add('GET config req/s ÷ bare Express GET', engine, config.rps_vs_express, '≥ 0.70', (v) => v >= 0.7);
+      add('GET config p99 ÷ bare Express GET p99', engine, config.p99_vs_express, '≤ 1.5', (v) => v <= 1.5);
+    }
+    if (r.growth) {
+      const growth = growthRatios(r.growth);
+      const at = `@${count(r.growth.large.events)} ÷ @${count(r.growth.small.events)} events`;
+      for (const read of ['statistics', 'config'] as const) {
+        add(`${read} p50 ${at}`, engine, growth[read].p50, '≤ 2', (v) => v <= 2);
+        add(`${read} p99 ${at}`, engine, growth[read].p99, '≤ 2', (v) => v <= 2);
+      }
+    }
+    if (r.soak) {
+      add(`RSS after ${r.soak.seconds} s of ingest ÷ after warm-up`, engine, ratio(r.soak.rssAtEndKb, r.soak.rssAfterWarmupKb), '≤ 1.20', (v) => v <= 1.2);
+    }
+  }
+  if (results.assignment) {
+    const { ours, growthbook } = results.assignment;
+    add('assignment function ÷ GrowthBook#run (per second)', undefined, ratio(ours.perSecond.median, growthbook.perSecond.median), '≥ 1', (v) => v >= 1);
+  }
+  return targets;
+}
+
+/** The readable report: one table per phase, then the targets. */
+export function renderTables(results: Results): string {
+  const out: string[] = [];
+  const baselines = results.baselines;
+  if (baselines) {
+    const rows = (
+      [
+        ['node:http GET', baselines.nodeGet],
+        ['node:http POST', baselines.nodePost],
+        ['Express 5 GET', baselines.expressGet],
+        ['Express 5 POST (express.json)', baselines.expressPost],
+      ] as const
+    ).map(([name, m]) => [name, rps(m.rps), ms(m.p50), ms(m.p99), failures(m)]);
+    out.push(table('Baselines (bare servers, small JSON body)', ['server', 'req/s median (min–max)', 'p50 ms', 'p99 ms', 'failed'], rows));
+  }
+
+  for (const [engine, r] of Object.entries(results.engines) as Array<[Engine, EngineResults]>) {
+    const rows: string[][] = [];
+    const row = (name: string, m: Measurement, method: 'GET' | 'POST') => {
+      const ratios = ratiosOf(m, method, baselines);
+      rows.push([name, rps(m.rps), ms(m.p50), ms(m.p99), times(ratios.rps_vs_express), times(ratios.rps_vs_node_http), times(ratios.p99_vs_express), failures(m)]);
+    };
+    if (r.ingest) row('POST ingest (new participant + event)', r.ingest, 'POST');
+    for (const read of READS) if (r.reads) row(`GET ${read}`, r.reads[read], 'GET');
+    if (rows.length > 0) {
+      out.push(
+        table(
+          `Ingest and reads — ${engine} (ratios to the baseline of the same method)`,
+          ['endpoint', 'req/s median (min–max)', 'p50 ms', 'p99 ms', 'req/s ÷ Express', 'req/s ÷ node:http', 'p99 ÷ Express', 'failed'],
+          rows,
+        ),
+      );
+    }
+    if (r.validator) {
+      const v = r.validator;
+      const vrows = (['ingest', 'config'] as const).map((name) => {
+        const { on, off } = v[name];
+        return [name === 'ingest' ? 'POST ingest' : 'GET config', rps(on.rps), rps(off.rps), times(ratio(on.rps.median, off.rps.median)), ms(on.p99), ms(off.p99)];
+      });
+      const title = `Request validation on / off — ${engine}${v.knobHonoured ? '' : '  [VALIDATE_REQUESTS=false not honoured by the server yet: both sides validate]'}`;
+      out.push(table(title, ['endpoint', 'req/s on', 'req/s off', 'on ÷ off', 'p99 ms on', 'p99 ms off'], vrows));
+    }
+    if (r.growth) {
+      const g = r.growth;
+      const ratios = growthRatios(g);
+      const grow = (name: 'statistics' | 'config') => {
+        const point = (p: GrowthPoint) => `${ms(p[name].p50)} / ${ms(p[name].p99)}`;
+        return [`GET ${name}`, point(g.small), point(g.large), times(ratios[name].p50), times(ratios[name].p99)];
+      };
+      out.push(
+        table(
+          `Growth — ${engine} (sequential requests; ${count(g.large.events)} events from ${count(g.seeding.participants)} participants, ${g.seeding.note} at ${count(Math.round(g.seeding.eventsPerSecond))} events/s)`,
+          ['endpoint', `p50 / p99 ms @${count(g.small.events)}`, `p50 / p99 ms @${count(g.large.events)}`, 'p50 ratio', 'p99 ratio'],
+          [grow('statistics'), grow('config')],
+        ),
+      );
+    }
+    if (r.soak) {
+      const s = r.soak;
+      out.push(
+        table(
+          `Memory soak — ${engine} (${s.seconds} s of ingest at ${count(Math.round(s.load.rps))} req/s)`,
+          ['RSS at start', 'after warm-up', 'at end', 'peak', 'end ÷ warm-up'],
+          [[mb(s.rssAtStartKb), mb(s.rssAfterWarmupKb), mb(s.rssAtEndKb), mb(s.rssPeakKb), times(ratio(s.rssAtEndKb, s.rssAfterWarmupKb))]],
+        ),
+      );
+    }
+  }
+
+  if (results.assignment) {
+    const a = results.assignment;
+    const contender = (name: string, c: AssignmentResult['ours']) => [
+      name,
+      `${count(Math.round(c.perSecond.median))} (${count(Math.round(c.perSecond.min))}–${count(Math.round(c.perSecond.max))})`,
+      times(ratio(c.perSecond.median, a.growthbook.perSecond.median)),
+      c.shares.map((share) => share.toFixed(1)).join(' / '),
+    ];
+    out.push(
+      table(
+        `Assignment in-process — '${a.experiment}', weights ${a.weights.join('/')}, ${count(a.participants)} participant ids`,
+        ['assigner', 'assignments/s median (min–max)', '÷ GrowthBook#run', 'shares %'],
+        [
+          contender('assignVariant (SHA-256)', a.ours),
+          contender('GrowthBook#run, one instance', a.growthbook),
+          contender('GrowthBook, new instance each', a.growthbookPerInstance),
+        ],
+      ),
+    );
+  }
+
+  for (const [file, lines] of Object.entries(results.profiles ?? {})) {
+    out.push(table(`Self time — ${file}`, ['%', 'function', 'where'], lines.map((l) => [l.percent.toFixed(1), l.function, l.location])));
+  }
+
+  out.push(
+    table(
+      'Targets',
+      ['target', 'engine', 'value', 'limit', 'holds'],
+      results.targets.map((t) => [t.name, t.engine ?? '', t.value === undefined ? 'n/a' : t.value.toFixed(2), t.limit, t.holds === undefined ? 'n/a' : t.holds ? 'yes' : 'NO']),
+    ),
+  );
+  if (results.notes.length > 0) out.push(results.notes.map((note) => `* ${note}`).join('\n'));
+  return out.join('\n\n');
+}
+
+function table(title: string, headers: string[], rows: string[][]): string {
+  const widths = headers.map((header, i) => Math.max(header.length, ...rows.map((row) => (row[i] ?? '').length)));
+  const line = (cells: string[]) => cells.map((cell, i) => (i === 0 ? cell.padEnd(widths[i]!) : cell.padStart(widths[i]!))).join('  ');
+  return [title, line(headers), widths.map((w) => '─'.repeat(w)).join('  '), ...rows.map(line)].join('\n');
+}
+
+function count(n: number): string {
+  return n.toLocaleString('en-US');
+}
+
+function rps(s: Spread): string {
+  return `${count(Math.round(s.median))} (${count(Math.round(s.min))}–${count(Math.round(s.max))})`;
+}
+
+function ms(s: Spread): string {
+  const f = (n: number) => (n < 10 ? n.toFixed(2) : n.toFixed(1));
+  return s.min === s.max ? f(s.median) : `${f(s.median)} (${f(s.min)}–${f(s.max)})`;
+}
+
+function times(value: number | undefined): string {
+  return value === undefined ? 'n/a' : `${value.toFixed(2)}×`;
+}
+
+function failures(m: Measurement): string {
+  return m.non2xx + m.errors === 0 ? '0' : `${m.non2xx + m.errors}!`;
+}
+
+/** Every figure's ratio to its baseline, for the JSON (the tables show the same). */
+export function ratioSummary(results: Results) {
+  const engines: Record<string, unknown> = {};
+  for (const [engine, r] of Object.entries(results.engines) as Array<[Engine, EngineResults]>) {
+    engines[engine] = {
+      ingest: r.ingest && ratiosOf(r.ingest, 'POST', results.baselines),
+      reads: r.reads && Object.fromEntries(READS.map((read) => [read, ratiosOf(r.reads![read], 'GET', results.baselines)])),
+      validator: r.validator && {
+        ingest_on_vs_off: ratio(r.validator.ingest.on.rps.median, r.validator.ingest.off.rps.median),
+        config_on_vs_off: ratio(r.validator.config.on.rps.median, r.validator.config.off.rps.median),
+      },
+      growth: r.growth && growthRatios(r.growth),
+      soak: r.soak && { rss_end_vs_warmup: ratio(r.soak.rssAtEndKb, r.soak.rssAfterWarmupKb) },
+    };
+  }
+  const a = results.assignment;
+  return {
+    engines,
+    assignment: a && {
+      ours_vs_growthbook: ratio(a.ours.perSecond.median, a.growthbook.perSecond.median),
+      ours_vs_growthbook_per_instance: ratio(a.ours.perSecond.median, a.growthbookPerInstance.perSecond.median),
+    },
+  };
+}

@@ -1,0 +1,76 @@
+import contentType from 'content-type';
+import express, { type RequestHandler } from 'express';
+import { BadRequest, UnsupportedMediaType } from './errors';
+import { operationOf } from './routing';
+
+export const BODY_LIMIT = '64kb';
+const JSON_TYPES = ['application/json', 'application/vnd.api+json'];
+
+/**
+ * Query strings the validator would misread or choke on: `include[]=x` (read as `include`) and
+ * parameters without a value (`?include` throws inside it). Refused as 400 before it runs.
+ */
+export const plainQueryOnly: RequestHandler = (req, _res, next) => {
+  const query = req.originalUrl.split('?', 2)[1];
+  if (!query) return next();
+  for (const pair of query.split('&')) {
+    const [name, value] = pair.split('=', 2);
+    if (/[[\]]|%5B|%5D/i.test(name)) throw new BadRequest(`Unknown query parameter '${decodeSafely(name)}'.`, [{ path: `/query/${decodeSafely(name)}`, message: 'is not a parameter of this operation' }]);
+    if (!value) throw new BadRequest(`Query parameter '${decodeSafely(name)}' has no value.`, [{ path: `/query/${decodeSafely(name)}`, message: 'must have a value' }]);
+  }
+  next();
+};
+
+/**
+ * Reduces Content-Type to its bare media type: the validator compiles and keeps a validator per
+ * distinct header value, so `application/json; x=1`, `; x=2`, … would grow memory without bound.
+ * The only parameter a JSON body may carry is `charset=utf-8`.
+ */
+export const bareContentType: RequestHandler = (req, _res, next) => {
+  const header = req.headers['content-type'];
+  if (header === undefined) return next();
+  let parsed: contentType.ParsedMediaType;
+  try {
+    parsed = contentType.parse(header);
+  } catch {
+    throw new UnsupportedMediaType();
+  }
+  const { charset, ...others } = parsed.parameters;
+  if (Object.keys(others).length > 0 || (charset !== undefined && charset.toLowerCase() !== 'utf-8')) throw new UnsupportedMediaType();
+  req.headers['content-type'] = parsed.type;
+  next();
+};
+
+const emptyBodies = new WeakSet<object>();
+const utf8 = new TextDecoder('utf-8', { fatal: true });
+
+/** JSON bodies: strictly UTF-8 (no silent U+FFFD), and an empty body is no body — not `{}`. */
+export function jsonBodies(): RequestHandler[] {
+  const parse = express.json({
+    type: JSON_TYPES,
+    limit: BODY_LIMIT,
+    verify: (req, _res, bytes) => {
+      if (bytes.length === 0) emptyBodies.add(req);
+      try {
+        utf8.decode(bytes);
+      } catch {
+        throw Object.assign(new Error('The body is not valid UTF-8.'), { status: 400 });
+      }
+    },
+  });
+  const dropEmpty: RequestHandler = (req, res, next) => {
+    if (!emptyBodies.has(req)) return next();
+    if (res.locals.operation && operationOf(res).takesBody) throw new BadRequest('The body is empty; send a JSON object.', [{ path: '/body', message: 'is required' }]);
+    req.body = undefined;
+    next();
+  };
+  return [parse, dropEmpty];
+}
+
+function decodeSafely(text: string): string {
+  try {
+    return decodeURIComponent(text);
+  } catch {
+    return text;
+  }
+}
