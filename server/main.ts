@@ -1,25 +1,146 @@
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { pino } from 'pino';
 import { createApp } from './app';
+import { ServiceUnavailable } from './http/errors';
+import { writeProblem } from './http/problem';
 import { settingsFromEnv } from './settings';
 import { openStorage } from './storage/database';
 
+/**
+ * How long things may take, in seconds (decimals allowed), from the environment:
+ * - HEADERS_TIMEOUT_SECONDS (10): a client must send the complete request head within this;
+ * - REQUEST_TIMEOUT_SECONDS (30): … and the complete request, body included, within this;
+ * - KEEP_ALIVE_TIMEOUT_SECONDS (5): an idle keep-alive connection is closed after this;
+ * - SHUTDOWN_TIMEOUT_SECONDS (10): after SIGTERM/SIGINT the process exits within this, even if
+ *   something hangs (exit code 1 then);
+ * - DATABASE_CONNECT_TIMEOUT_SECONDS (5): PostgreSQL — a request waits at most this for a
+ *   connection, then is answered 503 instead of hanging while the database is away;
+ * - SQLITE_BUSY_TIMEOUT_SECONDS (5): SQLite — a write waits at most this for another process's
+ *   write lock, then is answered 503.
+ * A slow client (one trickling its head or body) therefore holds a connection at most
+ * REQUEST_TIMEOUT_SECONDS; it is answered 408 and disconnected.
+ */
+interface Lifecycle {
+  headersTimeoutMs: number;
+  requestTimeoutMs: number;
+  keepAliveTimeoutMs: number;
+  shutdownTimeoutMs: number;
+  databaseConnectTimeoutMs: number;
+  sqliteBusyTimeoutMs: number;
+}
+
+function lifecycleFromEnv(env: NodeJS.ProcessEnv = process.env): Lifecycle {
+  const lifecycle = {
+    headersTimeoutMs: seconds(env, 'HEADERS_TIMEOUT_SECONDS', 10),
+    requestTimeoutMs: seconds(env, 'REQUEST_TIMEOUT_SECONDS', 30),
+    keepAliveTimeoutMs: seconds(env, 'KEEP_ALIVE_TIMEOUT_SECONDS', 5),
+    shutdownTimeoutMs: seconds(env, 'SHUTDOWN_TIMEOUT_SECONDS', 10),
+    databaseConnectTimeoutMs: seconds(env, 'DATABASE_CONNECT_TIMEOUT_SECONDS', 5),
+    sqliteBusyTimeoutMs: seconds(env, 'SQLITE_BUSY_TIMEOUT_SECONDS', 5),
+  };
+  if (lifecycle.headersTimeoutMs > lifecycle.requestTimeoutMs) {
+    throw new Error('HEADERS_TIMEOUT_SECONDS must not exceed REQUEST_TIMEOUT_SECONDS');
+  }
+  return lifecycle;
+}
+
+function seconds(env: NodeJS.ProcessEnv, name: string, fallback: number): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback * 1000;
+  const value = Number(raw);
+  if (!Number.isFinite(value) || value <= 0 || value > 86_400) throw new Error(`${name} must be a number of seconds above 0, not '${raw}'`);
+  return Math.round(value * 1000);
+}
+
 const settings = settingsFromEnv();
+const lifecycle = lifecycleFromEnv();
 const logger = pino({ level: settings.logLevel });
-const storage = await openStorage(settings);
+const storage = await openStorage({
+  ...settings,
+  connectTimeoutMs: lifecycle.databaseConnectTimeoutMs,
+  busyTimeoutMs: lifecycle.sqliteBusyTimeoutMs,
+});
 const app = createApp({ storage, logger, validateResponses: settings.validateResponses });
 
-const server = app.listen(settings.port, settings.host, () => {
+let shuttingDown = false;
+/** Responses the app is working on: they finish during a shutdown. */
+const inFlight = new Set<ServerResponse>();
+
+/**
+ * The app, unless this process is shutting down: then a request is refused with 503 (and
+ * `Connection: close`) before the app — authentication, storage, anything — sees it.
+ */
+function handle(req: IncomingMessage, res: ServerResponse): void {
+  if (shuttingDown) {
+    writeProblem(res, new ServiceUnavailable('This process is shutting down; nothing was done. Retry (another process may answer).'), {
+      Connection: 'close',
+      'Access-Control-Allow-Origin': '*',
+    });
+    return;
+  }
+  inFlight.add(res);
+  res.once('close', () => {
+    inFlight.delete(res);
+    // Its connection is idle now: close it rather than wait for the client's next request.
+    if (shuttingDown) server.closeIdleConnections();
+  });
+  app(req, res);
+}
+
+const server = createServer(
+  {
+    headersTimeout: lifecycle.headersTimeoutMs,
+    requestTimeout: lifecycle.requestTimeoutMs,
+    keepAliveTimeout: lifecycle.keepAliveTimeoutMs,
+    // How often Node looks for connections past headersTimeout / requestTimeout (default 30 s,
+    // which would let a slow client stay up to 30 s past a short timeout).
+    connectionsCheckingInterval: Math.min(1000, Math.max(50, Math.round(lifecycle.headersTimeoutMs / 4))),
+  },
+  handle,
+);
+
+server.on('error', (error) => {
+  logger.fatal({ err: error }, 'the server failed');
+  process.exit(1);
+});
+
+server.listen(settings.port, settings.host, () => {
   logger.info({ port: settings.port, host: settings.host, storage: storage.engine }, `listening on http://${settings.host}:${settings.port} (docs at /docs)`);
 });
 
-// SIGTERM: stop accepting, let in-flight requests finish, then close storage.
-for (const signal of ['SIGTERM', 'SIGINT'] as const) {
-  process.once(signal, () => {
-    logger.info({ signal }, 'shutting down');
-    server.close(async () => {
+/**
+ * SIGTERM / SIGINT: stop accepting connections; refuse (503) requests that arrive on open
+ * connections; let the requests in flight finish (they answer with `Connection: close`); close
+ * idle keep-alive connections; then close storage and exit 0. If that takes longer than
+ * SHUTDOWN_TIMEOUT_SECONDS, or a second signal comes, exit 1 at once: a transaction cut short is
+ * rolled back by the database, so a request is then done completely or not at all.
+ */
+function shutDown(signal: NodeJS.Signals): void {
+  if (shuttingDown) {
+    logger.warn({ signal, inFlight: inFlight.size }, 'second signal: exiting now');
+    process.exit(1);
+  }
+  shuttingDown = true;
+  const started = Date.now();
+  logger.info({ signal, inFlight: inFlight.size }, 'shutting down');
+  setTimeout(() => {
+    logger.error({ inFlight: inFlight.size }, `shutdown did not finish within ${lifecycle.shutdownTimeoutMs / 1000} s: exiting`);
+    process.exit(1);
+  }, lifecycle.shutdownTimeoutMs).unref();
+
+  for (const res of inFlight) if (!res.headersSent) res.setHeader('Connection', 'close');
+  server.close(async () => {
+    let code = 0;
+    try {
       await storage.close();
-      process.exit(0);
-    });
-    server.closeIdleConnections();
+    } catch (error) {
+      logger.error({ err: error }, 'closing storage failed');
+      code = 1;
+    }
+    logger.info({ ms: Date.now() - started }, 'stopped');
+    process.exit(code);
   });
+  server.closeIdleConnections();
 }
+
+for (const signal of ['SIGTERM', 'SIGINT'] as const) process.on(signal, shutDown);

@@ -72,8 +72,22 @@ export class UnsupportedMediaType extends HttpError {
   }
 }
 
+/** The health check's answer when storage does not answer (the health check's own rule: 500, not 503). */
 export class StorageUnavailable extends HttpError {
   constructor(detail = 'Storage does not answer.') {
     super(500, 'Internal Server Error', 'storage-unavailable', detail);
+  }
+}
+
+/** Seconds a client is told to wait (`Retry-After`) when the service cannot take a request now. */
+export const RETRY_AFTER_SECONDS = 5;
+
+/**
+ * 503: storage does not answer, or this process is shutting down. Nothing of the request was
+ * done; the client retries after `Retry-After` seconds.
+ */
+export class ServiceUnavailable extends HttpError {
+  constructor(detail = 'Storage does not answer; retry shortly.', retryAfterSeconds = RETRY_AFTER_SECONDS) {
+    super(503, 'Service Unavailable', 'unavailable', detail, undefined, { 'Retry-After': String(retryAfterSeconds) });
   }
 }

@@ -1,28 +1,67 @@
+import type { ServerResponse } from 'node:http';
 import type { ErrorRequestHandler, Response } from 'express';
 import { NoResultError } from 'kysely';
 import type { components } from '../../generated/api';
-import { BadRequest, HttpError, NotFound, PayloadTooLarge, UnsupportedMediaType } from './errors';
+import { isStorageUnavailable } from '../storage/unavailable';
+import { BadRequest, HttpError, NotFound, PayloadTooLarge, ServiceUnavailable, StorageUnavailable, UnsupportedMediaType } from './errors';
+import type { KnownOperation } from './routing';
 
 type Problem = components['schemas']['Problem'];
 
-export function sendProblem(res: Response, error: HttpError): void {
+// A detail or field error may quote what the client sent (a 1 000-character parameter name):
+// cut to the Problem schema's bounds so that the answer stays within its own contract.
+function problemBody(error: HttpError): Problem {
   const body: Problem = {
     type: `urn:experimentation:problem:${error.slug}`,
     title: error.title,
     status: error.status,
-    detail: error.message,
+    detail: clip(error.message, 2000),
   };
-  if (error.status === 400) body.errors = error.errors ?? [];
-  res.status(error.status).set(error.headers).type('application/problem+json').json(body);
+  if (error.status === 400) {
+    body.errors = (error.errors ?? []).slice(0, 100).map((field) => ({ path: clip(field.path, 1000), message: clip(field.message, 1000) }));
+  }
+  return body;
+}
+
+function clip(text: string, max: number): string {
+  return [...text].length <= max ? text : [...text].slice(0, max - 1).join('') + '…';
+}
+
+export function sendProblem(res: Response, error: HttpError): void {
+  res.status(error.status).set(error.headers).type('application/problem+json').json(problemBody(error));
+}
+
+/** The same problem answer without Express: for the plain request listener around the app (shutdown). */
+export function writeProblem(res: ServerResponse, error: HttpError, headers: Record<string, string> = {}): void {
+  const payload = JSON.stringify(problemBody(error));
+  res.writeHead(error.status, {
+    ...error.headers,
+    ...headers,
+    'Content-Type': 'application/problem+json; charset=utf-8',
+    'Content-Length': String(Buffer.byteLength(payload)),
+  });
+  res.end(payload);
 }
 
 /** The one error middleware: every failure leaves as a problem body. */
 export const problemHandler: ErrorRequestHandler = (error, req, res, _next) => {
-  const known = toHttpError(error);
+  const known = toHttpError(error) ?? fromStorage(error, res);
   if (!known) req.log?.error({ err: error }, 'unhandled error');
+  else if (known.status >= 500) req.log?.warn({ err: error }, 'storage unavailable');
   if (res.headersSent) return res.destroy();
   sendProblem(res, known ?? new HttpError(500, 'Internal Server Error', 'internal', 'Something went wrong on our side.'));
 };
+
+/**
+ * Storage that does not answer (database gone, connections terminated, SQLite locked or failing
+ * to read or write): 503 with Retry-After on every operation — nothing was done, the request can
+ * be retried — except the health check, whose rule is 500 (a monitor must see it fail).
+ */
+function fromStorage(error: unknown, res: Response): HttpError | undefined {
+  if (!isStorageUnavailable(error)) return undefined;
+  const operation = res.locals.operation as KnownOperation | undefined;
+  return operation?.operationId === 'health_get' ? new StorageUnavailable() : new ServiceUnavailable();
+}
 
 function toHttpError(error: unknown): HttpError | undefined {
   if (error instanceof HttpError) return error;

@@ -22,34 +22,65 @@ export interface StorageOptions {
   databaseUrl?: string;
   dataDir: string;
   poolSize?: number;
+  /**
+   * PostgreSQL: how long a request waits for a connection (a new one, or a free one of the full
+   * pool) before it fails — and is answered 503 — instead of hanging while the database is away.
+   */
+  connectTimeoutMs?: number;
+  /** SQLite: how long a write waits for another process's write lock before SQLITE_BUSY (503). */
+  busyTimeoutMs?: number;
 }
+
+export const DEFAULT_CONNECT_TIMEOUT_MS = 5000;
+export const DEFAULT_BUSY_TIMEOUT_MS = 5000;
 
 // bigint (ids, counters, COUNT(*)) as JavaScript numbers: every value stays below 2^53.
 pg.types.setTypeParser(pg.types.builtins.INT8, (value) => Number(value));
 
 export async function openStorage(options: StorageOptions): Promise<Storage> {
-  const storage = options.databaseUrl ? openPostgres(options.databaseUrl, options.poolSize) : openSqlite(options.dataDir);
-  await migrate(storage);
+  const storage = options.databaseUrl
+    ? openPostgres(options.databaseUrl, options.poolSize, options.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS)
+    : openSqlite(options.dataDir, options.busyTimeoutMs ?? DEFAULT_BUSY_TIMEOUT_MS);
+  try {
+    await migrate(storage);
+  } catch (error) {
+    await storage.close().catch(() => {});
+    throw error;
+  }
   return storage;
 }
 
-function openSqlite(dataDir: string): Storage {
+function openSqlite(dataDir: string, busyTimeoutMs: number): Storage {
   mkdirSync(dataDir, { recursive: true });
   const database = new BetterSqlite3(join(dataDir, 'experimentation.sqlite'));
   database.pragma('journal_mode = WAL');
   // FULL: a transaction is on disk before it is acknowledged, even across power loss.
   database.pragma('synchronous = FULL');
   database.pragma('foreign_keys = ON');
-  database.pragma('busy_timeout = 5000');
+  database.pragma(`busy_timeout = ${Math.max(0, Math.round(busyTimeoutMs))}`);
   const db = new Kysely<Database>({ dialect: new ImmediateSqliteDialect({ database }), plugins: [new SqliteBooleans()] });
   return { db, engine: 'sqlite', close: () => db.destroy() };
 }
 
-function openPostgres(connectionString: string, poolSize = 10): Storage {
-  const pool = new pg.Pool({ connectionString, max: poolSize });
+function openPostgres(connectionString: string, poolSize = 10, connectTimeoutMs = DEFAULT_CONNECT_TIMEOUT_MS): Storage {
+  // keepAlive: a connection to a database host that vanished without closing it (network, power) is
+  // eventually found dead by TCP keep-alive instead of being kept forever. No reconnect logic of our
+  // own: a client whose connection died is not queryable, the pool drops it on release, and the
+  // next request connects anew — so the service recovers by itself once the database is back.
+  const pool = new pg.Pool({
+    connectionString,
+    max: poolSize,
+    connectionTimeoutMillis: connectTimeoutMs,
+    keepAlive: true,
+    keepAliveInitialDelayMillis: 10_000,
+  });
   // An idle client whose connection the server closed (restart, failover, idle timeout): the pool
   // discards it and the next query connects anew. Without a listener the error would kill the process.
   pool.on('error', () => {});
+  // A checked-out client (pg-pool removes its idle listener) whose connection dies — during a query
+  // or between two queries of a transaction — emits 'error' too: the query in flight already
+  // rejects with it, so here it is only kept from becoming an uncaught exception.
+  pool.on('connect', (client) => client.on('error', () => {}));
   const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
   return { db, engine: 'postgres', close: () => db.destroy() };
 }

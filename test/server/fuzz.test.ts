@@ -10,10 +10,7 @@
 // after every batch of rejected requests. Valid but extreme bodies (a 255-character key, emoji
 // notes) come last, one at a time: accepted ones answer valid bodies, rejected ones change nothing.
 //
-// KNOWN lists reported bugs outside the resource folders; their answers are counted and printed
-// instead of failing the run, unless FUZZ_STRICT=1. Remove an entry once its bug is fixed.
 import { Agent, request as httpRequest } from 'node:http';
-import { parse as parseQuery } from 'node:querystring';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fixedCases, randomCase, type Case, type Fixture, type WireRequest } from '../fuzz/cases';
@@ -23,7 +20,6 @@ import type { TestTeam } from '../support/server';
 
 const SEED = Number(process.env.FUZZ_SEED ?? 20_251_121);
 const RUNS = Number(process.env.FUZZ_RUNS ?? 15);
-const STRICT = process.env.FUZZ_STRICT === '1';
 /** Requests a run must have sent per engine at the least, so that it cannot pass vacuously. */
 const FLOOR = 38 * RUNS + 900;
 
@@ -48,57 +44,6 @@ interface Breach {
   /** Ajv's errors, for kind 'schema'. */
   errors?: Array<{ instancePath: string; keyword: string }>;
 }
-
-// ---------------------------------------------------------------------------------------------
-// Known bugs outside the fuzzer's reach, reported to their owners
-// ---------------------------------------------------------------------------------------------
-
-interface Known {
-  id: string;
-  /** Whether the breach is this bug. */
-  matches(op: Operation, request: WireRequest, response: WireResponse, breach: Breach): boolean;
-  /** The bug lets a request that must fail change the team. */
-  writes?: boolean;
-}
-
-const queryValue = (request: WireRequest, name: string) => parseQuery(request.query)[name];
-const isNonFinite = (value: unknown) => typeof value === 'string' && Math.abs(Number(value)) === Infinity;
-
-const KNOWN: Known[] = [
-  {
-    id: 'page/per_page of Infinity or 1e400 pass the validator and fail in SQL: 500 (server/http/pagination.ts)',
-    matches: (_op, request, _response, breach) =>
-      breach.kind === '5xx' && (isNonFinite(queryValue(request, 'page')) || isNonFinite(queryValue(request, 'per_page'))),
-  },
-  {
-    id: 'a bare ?include (no "=") throws in express-openapi-validator: 500 (server/app.ts)',
-    matches: (_op, request, _response, breach) => breach.kind === '5xx' && /(^|&)include(&|$)/.test(request.query),
-  },
-  {
-    id: '?include[]=… is read as include instead of an unknown parameter: 200 (server/app.ts)',
-    matches: (_op, request, _response, breach) => breach.kind === '2xx' && /(^|&)include(\[\]|%5B%5D)=/i.test(request.query),
-  },
-  {
-    id: "a 400's errors[].path/message or detail exceed the Problem schema's maxLength when they quote a long name (server/http/problem.ts)",
-    matches: (_op, _request, response, breach) =>
-      breach.kind === 'schema' &&
-      response.status === 400 &&
-      (breach.errors ?? []).length > 0 &&
-      breach.errors!.every((e) => e.keyword === 'maxLength' && /^\/(detail|errors\/\d+\/(message|path))$/.test(e.instancePath)),
-  },
-  {
-    id: 'a PUT with Content-Type: application/json and an empty body is taken as {}: 200 and updated_at changes (server/app.ts)',
-    matches: (op, request, _response, breach) =>
-      breach.kind === '2xx' && op.method === 'PUT' && request.body !== undefined && request.body.length === 0,
-    writes: true,
-  },
-  {
-    id: 'a JSON body that is not valid UTF-8 is decoded with U+FFFD and accepted (server/app.ts)',
-    matches: (_op, request, _response, breach) =>
-      breach.kind === '2xx' && Buffer.isBuffer(request.body) && !Buffer.from(request.body.toString('utf8')).equals(request.body),
-    writes: true,
-  },
-];
 
 // ---------------------------------------------------------------------------------------------
 // Checking one answer
@@ -169,9 +114,8 @@ describe.each(engines)('fuzzing every operation on %s', (engine) => {
   const deferred: Array<{ op: Operation; c: Case }> = [];
   const sent = { fixed: 0, sampled: 0, extreme: 0, snapshots: 0 };
   const perOperation = new Map<string, number>();
-  const knownSeen = new Map<string, string>();
-  /** A known bug let a request write: the next snapshot may differ for that reason. */
-  let knownWrite = false;
+  /** An accepted (valid) request may have written: the next snapshot may differ for that reason. */
+  let acceptedWrite = false;
   let started = 0;
   let cpu = process.cpuUsage();
 
@@ -195,16 +139,10 @@ describe.each(engines)('fuzzing every operation on %s', (engine) => {
     });
   }
 
-  /** Sends one case and answers what is wrong with the answer, known bugs aside; '' when nothing is. */
+  /** Sends one case and answers what is wrong with the answer; '' when nothing is. */
   async function attempt(op: Operation, c: Case): Promise<{ response: WireResponse; failure: string }> {
     const response = await send(op, c.request);
-    const unexplained = breachesOf(op, c, response).filter((breach) => {
-      const known = STRICT ? undefined : KNOWN.find((k) => k.matches(op, c.request, response, breach));
-      if (!known) return true;
-      if (!knownSeen.has(known.id)) knownSeen.set(known.id, `${op.label} — ${abbreviate(c.label, 120)}: ${describeRequest(op, c.request)} → ${response.status}`);
-      if (known.writes) knownWrite = true;
-      return false;
-    });
+    const unexplained = breachesOf(op, c, response);
     if (unexplained.length === 0) return { response, failure: '' };
     const context = `${op.label} — ${abbreviate(c.label, 200)}\n  ${describeRequest(op, c.request)}\n  → ${response.status} ${response.contentType} ${abbreviate(response.text, 600)}`;
     return { response, failure: `${unexplained.map((b) => b.message).join('; ')} — ${context}` };
@@ -238,8 +176,8 @@ describe.each(engines)('fuzzing every operation on %s', (engine) => {
     const same = JSON.stringify(after) === JSON.stringify(baseline);
     const before = baseline;
     baseline = after;
-    const explained = knownWrite;
-    knownWrite = false;
+    const explained = acceptedWrite;
+    acceptedWrite = false;
     if (same || explained) return '';
     return `the team changed after ${what}:\n  before ${abbreviate(JSON.stringify(before), 1500)}\n  after  ${abbreviate(JSON.stringify(after), 1500)}`;
   }
@@ -331,7 +269,7 @@ describe.each(engines)('fuzzing every operation on %s', (engine) => {
       sent.extreme++;
       const { response, failure } = await attempt(op, c);
       if (failure) failures.push(failure);
-      if (response.status >= 200 && response.status < 300) knownWrite = true; // accepted: the team may change
+      if (response.status >= 200 && response.status < 300) acceptedWrite = true; // accepted: the team may change
       const changed = await unchanged(`${op.label} — ${c.label}, answered ${response.status}`);
       if (changed) failures.push(changed);
     }
@@ -347,7 +285,6 @@ describe.each(engines)('fuzzing every operation on %s', (engine) => {
       `[fuzz] ${engine}: ${total} requests to ${perOperation.size} operations in ${seconds} s (${cpuSeconds} s CPU in this process) ` +
         `(${sent.fixed} fixed, ${sent.sampled} sampled, ${sent.extreme} valid extremes one at a time; ${sent.snapshots} snapshot reads; seed ${SEED}, ${RUNS} runs per operation)`,
     );
-    for (const [id, example] of knownSeen) console.log(`[fuzz] ${engine}: known bug seen — ${id}\n    e.g. ${example}`);
     expect(perOperation.size).toBe(38);
     for (const [operationId, count] of perOperation) expect(count, operationId).toBeGreaterThanOrEqual(RUNS + 10);
     expect(total).toBeGreaterThanOrEqual(FLOOR);
