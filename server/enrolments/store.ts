@@ -66,22 +66,22 @@ export async function excludedExperimentIds(db: Db, teamId: number, participantI
   return new Set(rows.map((row) => row.experiment_id));
 }
 
-/** Enrols unless already enrolled (a concurrent ingest may have won); true when this call did. */
-export async function enrol(db: Db, teamId: number, participantId: number, experimentId: number, variantId: number, at: string): Promise<boolean> {
+/** Enrols unless already enrolled (a concurrent ingest may have won): the new enrolment's id, or undefined. */
+export async function enrol(db: Db, teamId: number, participantId: number, experimentId: number, variantId: number, at: string): Promise<number | undefined> {
   const inserted = await db
     .insertInto('enrolments')
     .values({ team_id: teamId, participant_id: participantId, experiment_id: experimentId, variant_id: variantId, enrolled_at: at })
     .onConflict((oc) => oc.columns(['team_id', 'participant_id', 'experiment_id']).doNothing())
     .returning('id')
     .executeTakeFirst();
-  if (!inserted) return false;
+  if (!inserted) return undefined;
   await db
     .updateTable('variants')
     .set((eb) => ({ participants: eb('participants', '+', 1) }))
     .where('id', '=', variantId)
     .where('team_id', '=', teamId)
     .execute();
-  return true;
+  return inserted.id;
 }
 
 /** Counts one event of an enrolled participant: every event in `conversions`, the first in `unique_conversions`. */

@@ -5,9 +5,9 @@ import { requireEvent } from '../events/service';
 import { requireExperiment } from '../experiments/service';
 import { listRunningExperiments, type ExperimentRow } from '../experiments/store';
 import { Conflict, QuotaExceeded } from '../http/errors';
-import { toParticipant, upsertParticipant, type ParticipantInput } from '../participants/store';
-import type { Db } from '../storage/database';
-import { now } from '../storage/values';
+import { toParticipant, upsertParticipant, type ParticipantInput, type ParticipantRow } from '../participants/store';
+import type { Db, Storage } from '../storage/database';
+import { iso, now } from '../storage/values';
 import type { TeamRow } from '../teams/store';
 import { requireVariant } from '../variants/service';
 import { variantsOfMany, type ResolvedVariant } from '../variants/store';
@@ -16,10 +16,13 @@ import { consumeIngest, quotaMonth } from './quota';
 type IngestRequest = components['schemas']['IngestRequest'];
 type IngestResult = components['schemas']['IngestResult'];
 
-/** One transaction: on 404, 409 or 402 nothing at all is stored. */
-export async function ingest(db: Db, team: TeamRow, input: IngestRequest): Promise<IngestResult> {
+/**
+ * One unit of work, committed together with concurrent ingests (group commit): on 404, 409 or
+ * 402 nothing at all is stored, and a 200 is sent only once the commit is durable.
+ */
+export async function ingest(storage: Storage, team: TeamRow, input: IngestRequest): Promise<IngestResult> {
   const participantInput: ParticipantInput = typeof input.participant === 'string' ? { key: input.participant } : input.participant;
-  return db.transaction().execute(async (trx) => {
+  return storage.batched(async (trx) => {
     const event = input.event === undefined ? undefined : await requireEvent(trx, team, input.event);
     const target = input.experiment === undefined ? undefined : await requireExperiment(trx, team, input.experiment);
     const experiments = target ? [target] : await listRunningExperiments(trx, team.id);
@@ -32,8 +35,7 @@ export async function ingest(db: Db, team: TeamRow, input: IngestRequest): Promi
       throw new Conflict(`Experiment '${target.key}' is ${target.status}; only a running experiment enrols.`);
     }
     const participant = await upsertParticipant(trx, team.id, participantInput, at);
-    await enrolInRunning(trx, team, participant, experiments, variants, chosen, at);
-    const assignments = (await enrolments.enrolmentsOf(trx, team.id, participant.id)).filter((e) => e.status === 'running');
+    const assignments = (await enrolInRunning(trx, team, participant, experiments, variants, chosen, at)).filter((e) => e.status === 'running');
     if (event) {
       // By experiment, the shared lock order (see enrolments.byExperiment): never in enrolment order.
       for (const enrolment of enrolments.byExperiment(assignments.filter((e) => !target || e.experiment_id === target.id))) {
@@ -53,22 +55,34 @@ async function requireQuota(trx: Db, team: TeamRow, at: string): Promise<void> {
   }
 }
 
-/** Sticky: existing assignments stay; excluded participants stay out; the rest are hashed (or take the client's choice). */
+/**
+ * Sticky: existing assignments stay; excluded participants stay out; the rest are hashed (or
+ * take the client's choice). Answers every enrolment of the participant, in enrolment order.
+ */
 async function enrolInRunning(
   trx: Db,
   team: TeamRow,
-  participant: { id: number; key: string },
+  participant: ParticipantRow,
   experiments: ExperimentRow[],
   variants: Map<number, ResolvedVariant[]>,
   chosen: ResolvedVariant | undefined,
   at: string,
-): Promise<void> {
-  const enrolled = new Set((await enrolments.enrolmentsOf(trx, team.id, participant.id)).map((e) => e.experiment_id));
-  const excluded = await enrolments.excludedExperimentIds(trx, team.id, participant.id);
+): Promise<enrolments.EnrolmentRow[]> {
+  // A participant created by this very ingest has no enrolments or exclusions to read.
+  const isNew = iso(participant.created_at) === at;
+  const existing = isNew ? [] : await enrolments.enrolmentsOf(trx, team.id, participant.id);
+  const excluded = isNew ? new Set<number>() : await enrolments.excludedExperimentIds(trx, team.id, participant.id);
+  const enrolled = new Set(existing.map((e) => e.experiment_id));
+  const added: enrolments.EnrolmentRow[] = [];
   for (const experiment of experiments) {
     if (experiment.status !== 'running' || enrolled.has(experiment.id) || excluded.has(experiment.id)) continue;
     const shares = (variants.get(experiment.id) ?? []).map((variant) => ({ ...variant, traffic: variant.share }));
     const variant = chosen ?? assignVariant(experiment.seed, participant.key, shares);
-    if (variant) await enrolments.enrol(trx, team.id, participant.id, experiment.id, variant.id, at);
+    if (!variant) continue;
+    const id = await enrolments.enrol(trx, team.id, participant.id, experiment.id, variant.id, at);
+    // A concurrent ingest of the same participant enrolled it first: its assignment is the one.
+    if (id === undefined) return enrolments.enrolmentsOf(trx, team.id, participant.id);
+    added.push({ id, experiment_id: experiment.id, variant_id: variant.id, experiment_key: experiment.key, status: 'running', variant_key: variant.key, enrolled_at: at });
   }
+  return [...existing, ...added];
 }

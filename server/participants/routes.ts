@@ -4,7 +4,8 @@ import type { Storage } from '../storage/database';
 import { teamOf } from '../teams/middleware';
 import * as service from './service';
 
-export function participantRoutes({ db }: Storage): Router {
+export function participantRoutes(storage: Storage): Router {
+  const { db } = storage;
   const router = Router({ mergeParams: true, caseSensitive: true });
 
   router.get('/', async (req, res) => {
@@ -24,7 +25,7 @@ export function participantRoutes({ db }: Storage): Router {
     res.json({ data: await service.updateParticipant(db, teamOf(res), req.params.participant, req.body) });
   });
   router.delete('/:participant', async (req, res) => {
-    res.json({ data: await service.deleteParticipant(db, teamOf(res), req.params.participant) });
+    res.json({ data: await service.deleteParticipant(storage, teamOf(res), req.params.participant) });
   });
 
   router.get('/:participant/experiments', async (req, res) => {
@@ -36,7 +37,7 @@ export function participantRoutes({ db }: Storage): Router {
     res.json({ data: await service.getEnrolment(db, teamOf(res), req.params.participant, req.params.experiment) });
   });
   router.delete('/:participant/experiments/:experiment', async (req, res) => {
-    res.json({ data: await service.unenrol(db, teamOf(res), req.params.participant, req.params.experiment) });
+    res.json({ data: await service.unenrol(storage, teamOf(res), req.params.participant, req.params.experiment) });
   });
 
   return router;

@@ -3,7 +3,7 @@ import * as enrolments from '../enrolments/store';
 import { requireExperiment } from '../experiments/service';
 import { Conflict, NotFound } from '../http/errors';
 import type { PageRequest } from '../http/pagination';
-import type { Db } from '../storage/database';
+import type { Db, Storage } from '../storage/database';
 import { countInTeam } from '../storage/counts';
 import { now, onDuplicate } from '../storage/values';
 import type { TeamRow } from '../teams/store';
@@ -62,8 +62,11 @@ export async function updateParticipant(db: Db, team: TeamRow, key: string, inpu
   return store.toParticipant(row);
 }
 
-export async function deleteParticipant(db: Db, team: TeamRow, key: string): Promise<Participant> {
-  return db.transaction().execute(async (trx) => {
+// Deleting and unenrolling change the counters that ingest changes: they run in ingest's group
+// commit, so that within a process they never wait on each other's locks, and a deadlock with
+// another process's batch is retried rather than answered 500.
+export async function deleteParticipant(storage: Storage, team: TeamRow, key: string): Promise<Participant> {
+  return storage.batched(async (trx) => {
     const participant = await lockedParticipant(trx, team, key);
     await enrolments.removeEnrolments(trx, team.id, participant.id, await enrolments.enrolmentsOf(trx, team.id, participant.id));
     await store.deleteParticipant(trx, participant.id, team.id);
@@ -87,8 +90,8 @@ export async function getEnrolment(db: Db, team: TeamRow, key: string, experimen
 }
 
 /** Unenrols for good: the enrolment and its conversions leave the statistics, and ingest never enrols it there again. */
-export async function unenrol(db: Db, team: TeamRow, key: string, experimentKey: string): Promise<Enrolment> {
-  return db.transaction().execute(async (trx) => {
+export async function unenrol(storage: Storage, team: TeamRow, key: string, experimentKey: string): Promise<Enrolment> {
+  return storage.batched(async (trx) => {
     const participant = await lockedParticipant(trx, team, key);
     const experiment = await requireExperiment(trx, team, experimentKey);
     const enrolment = await requireEnrolment(trx, team, participant, experiment);

@@ -4,16 +4,20 @@ import BetterSqlite3 from 'better-sqlite3';
 import { Kysely, Migrator, PostgresDialect } from 'kysely';
 import pg from 'pg';
 import type { Engine } from './engine';
+import { groupCommit, type Batched } from './group-commit';
 import { initialSchema } from './migrations/001_initial';
 import type { Database } from './schema';
 import { SqliteBooleans } from './sqlite-booleans';
 import { ImmediateSqliteDialect } from './sqlite-dialect';
+import { reusingStatements } from './sqlite-statements';
 
 export type Db = Kysely<Database>;
 
 export interface Storage {
   db: Db;
   engine: Engine;
+  /** Runs a unit of work in a transaction shared with concurrent units: one commit for all. */
+  batched: Batched;
   close(): Promise<void>;
 }
 
@@ -58,8 +62,8 @@ function openSqlite(dataDir: string, busyTimeoutMs: number): Storage {
   database.pragma('synchronous = FULL');
   database.pragma('foreign_keys = ON');
   database.pragma(`busy_timeout = ${Math.max(0, Math.round(busyTimeoutMs))}`);
-  const db = new Kysely<Database>({ dialect: new ImmediateSqliteDialect({ database }), plugins: [new SqliteBooleans()] });
-  return { db, engine: 'sqlite', close: () => db.destroy() };
+  const db = new Kysely<Database>({ dialect: new ImmediateSqliteDialect({ database: reusingStatements(database) }), plugins: [new SqliteBooleans()] });
+  return { db, engine: 'sqlite', batched: groupCommit(db, 'sqlite'), close: () => db.destroy() };
 }
 
 function openPostgres(connectionString: string, poolSize = 10, connectTimeoutMs = DEFAULT_CONNECT_TIMEOUT_MS): Storage {
@@ -82,7 +86,7 @@ function openPostgres(connectionString: string, poolSize = 10, connectTimeoutMs 
   // rejects with it, so here it is only kept from becoming an uncaught exception.
   pool.on('connect', (client) => client.on('error', () => {}));
   const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
-  return { db, engine: 'postgres', close: () => db.destroy() };
+  return { db, engine: 'postgres', batched: groupCommit(db, 'postgres'), close: () => db.destroy() };
 }
 
 async function migrate(storage: Storage): Promise<void> {

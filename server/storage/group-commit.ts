@@ -1,0 +1,85 @@
+import { sql } from 'kysely';
+import type { Db } from './database';
+import type { Engine } from './engine';
+
+export type Batched = <T>(work: (trx: Db) => Promise<T>) => Promise<T>;
+
+interface Job {
+  work: (trx: Db) => Promise<unknown>;
+  resolve: (value: unknown) => void;
+  reject: (error: unknown) => void;
+  tries: number;
+}
+
+const MAX_BATCH = 256;
+const MAX_TRIES = 3;
+// PostgreSQL deadlock and serialization failures: another process's batch won; run the job again.
+const RETRYABLE = new Set(['40P01', '40001']);
+
+/**
+ * Group commit: concurrent units of work share one transaction, each inside its own savepoint,
+ * and one commit — one fsync — makes them all durable. A unit that fails is rolled back to its
+ * savepoint alone and its caller gets the error; the others go on. No caller is answered before
+ * the commit that holds its work has returned.
+ */
+export function groupCommit(db: Db, engine: Engine): Batched {
+  let waiting: Job[] = [];
+  let running = false;
+
+  async function runBatch(batch: Job[]): Promise<void> {
+    const outcomes: Array<{ ok: boolean; value: unknown }> = [];
+    const retry: Job[] = [];
+    try {
+      await db.connection().execute(async (connection) => {
+        await sql.raw(engine === 'sqlite' ? 'begin immediate' : 'begin').execute(connection);
+        try {
+          for (const job of batch) {
+            await sql.raw('savepoint unit').execute(connection);
+            try {
+              outcomes.push({ ok: true, value: await job.work(connection) });
+            } catch (error) {
+              await sql.raw('rollback to savepoint unit').execute(connection);
+              if (RETRYABLE.has((error as { code?: string }).code ?? '') && job.tries < MAX_TRIES) retry.push(job);
+              outcomes.push({ ok: false, value: error });
+            }
+            await sql.raw('release savepoint unit').execute(connection);
+          }
+          await sql.raw('commit').execute(connection);
+        } catch (error) {
+          await sql.raw('rollback').execute(connection).catch(() => {});
+          throw error;
+        }
+      });
+    } catch (error) {
+      for (const job of batch) job.reject(error);
+      return;
+    }
+    batch.forEach((job, i) => {
+      if (retry.includes(job)) return;
+      const outcome = outcomes[i];
+      if (outcome.ok) job.resolve(outcome.value);
+      else job.reject(outcome.value);
+    });
+    for (const job of retry) waiting.push({ ...job, tries: job.tries + 1 });
+  }
+
+  async function drain(): Promise<void> {
+    running = true;
+    while (waiting.length > 0) {
+      const batch = waiting.slice(0, MAX_BATCH);
+      waiting = waiting.slice(batch.length);
+      await runBatch(batch);
+    }
+    running = false;
+  }
+
+  return <T>(work: (trx: Db) => Promise<T>) =>
+    new Promise<T>((resolve, reject) => {
+      waiting.push({ work, resolve: resolve as (value: unknown) => void, reject, tries: 1 });
+      // Let the requests that arrive in the same turn of the event loop join this batch.
+      if (!running) {
+        running = true;
+        setImmediate(() => void drain());
+      }
+    });
+}
