@@ -1,20 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { engines, useServer } from '../support/engines';
+import { expectProblem } from '../support/problems';
 import type { TestTeam } from '../support/server';
 
 const SEED = /^[0-9a-f]{32}$/;
-
-/** The problem body and media type every error answers with. */
-function expectProblem(response: Response, error: unknown, status: number, title: string): void {
-  expect(response.status).toBe(status);
-  expect(response.headers.get('content-type')).toMatch(/^application\/problem\+json/);
-  expect(error).toMatchObject({
-    type: expect.stringMatching(/^urn:experimentation:problem:/),
-    title,
-    status,
-    detail: expect.any(String),
-  });
-}
 
 describe.each(engines)('experiments on %s', (engine) => {
   const server = useServer(engine);

@@ -1,21 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import { createApiClient, type components } from '../../generated/client';
 import { engines, useServer } from '../support/engines';
+import { expectProblem } from '../support/problems';
 import type { TestTeam } from '../support/server';
 
 type Feature = components['schemas']['Feature'];
-type ProblemBody = { type?: string; title?: string; status?: number; detail?: string; errors?: Array<{ path: string; message: string }> };
-
-/** Status, media type and RFC 9457 body of an error answer; for 400 also the named fields. */
-function expectProblem(response: Response, body: unknown, status: number, title: string, paths: string[] = []): void {
-  expect(response.status).toBe(status);
-  expect(response.headers.get('content-type')).toMatch(/^application\/problem\+json/);
-  expect(body).toMatchObject({ type: expect.stringMatching(/^urn:experimentation:problem:/), title, status, detail: expect.any(String) });
-  if (status === 400) {
-    const named = ((body as ProblemBody).errors ?? []).map((e) => e.path);
-    for (const path of paths) expect(named).toContain(path);
-  }
-}
 
 describe.each(engines)('features on %s', (engine) => {
   const server = useServer(engine);

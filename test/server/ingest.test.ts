@@ -1,45 +1,10 @@
-import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { createApiClient, type components } from '../../generated/client';
 import { engines, useServer } from '../support/engines';
+import { createExperiment, expectedVariant, ingestOk, stopExperiment } from '../support/fixtures';
 import type { TestTeam } from '../support/server';
 
 type IngestRequest = components['schemas']['IngestRequest'];
-
-/** An event (created when new), an experiment on it with `control` and `treatment`, started unless told otherwise. */
-async function experiment(team: TestTeam, key: string, options: { event?: string; start?: boolean } = {}) {
-  const path = { team: team.id };
-  const event = options.event ?? 'goal';
-  const events = await team.api.GET('/api/teams/{team}/events', { params: { path, query: { per_page: 100 } } });
-  if (!events.data?.data.some((e) => e.key === event)) {
-    await team.api.POST('/api/teams/{team}/events', { params: { path }, body: { key: event } });
-  }
-  const created = await team.api.POST('/api/teams/{team}/experiments', { params: { path }, body: { key, event } });
-  expect(created.response.status).toBe(200);
-  for (const variant of [{ key: 'control', control: true }, { key: 'treatment' }]) {
-    const added = await team.api.POST('/api/teams/{team}/experiments/{experiment}/variants', {
-      params: { path: { ...path, experiment: key } },
-      body: variant,
-    });
-    expect(added.response.status).toBe(200);
-  }
-  if (options.start ?? true) {
-    const started = await team.api.POST('/api/teams/{team}/experiments/{experiment}/start', { params: { path: { ...path, experiment: key } } });
-    expect(started.response.status).toBe(200);
-  }
-}
-
-async function stop(team: TestTeam, key: string) {
-  const stopped = await team.api.POST('/api/teams/{team}/experiments/{experiment}/stop', { params: { path: { team: team.id, experiment: key } } });
-  expect(stopped.response.status).toBe(200);
-}
-
-/** An ingest that must succeed; answers `data`. */
-async function ingest(team: TestTeam, body: IngestRequest) {
-  const result = await team.ingest.POST('/api/teams/{team}/ingest', { params: { path: { team: team.id } }, body });
-  expect(result.response.status, JSON.stringify(result.error)).toBe(200);
-  return result.data!.data;
-}
 
 /** An ingest whose status the test checks. */
 function tryIngest(team: TestTeam, body: IngestRequest) {
@@ -71,21 +36,13 @@ async function participantsCount(team: TestTeam) {
   return data!.data.participants_count;
 }
 
-/** The published assignment rule, computed independently of the server. */
-function expectedVariant(seed: string, key: string, variants: Array<{ key: string; traffic: number }>): string | undefined {
-  const h = createHash('sha256').update(`${seed}:${key}`, 'utf8').digest().readUInt32BE(0);
-  const bucket = Math.floor((h * 100) / 2 ** 32);
-  let cumulative = 0;
-  return variants.find((variant) => bucket < (cumulative += variant.traffic))?.key;
-}
-
 describe.each(engines)('ingest on %s', (engine) => {
   const server = useServer(engine);
 
   describe('step 1: the participant', () => {
     it('when the participant is a new key, then it is created and the answer holds it', async () => {
       const team = await server().newTeam();
-      const data = await ingest(team, { participant: 'José' });
+      const data = await ingestOk(team, { participant: 'José' });
       expect(data).toEqual({
         participant: { key: 'José', notes: null, attributes: {}, created_at: expect.any(String), updated_at: expect.any(String) },
         assignments: [],
@@ -96,7 +53,7 @@ describe.each(engines)('ingest on %s', (engine) => {
 
     it('when the participant is an object with notes and attributes, then they are stored', async () => {
       const team = await server().newTeam();
-      const data = await ingest(team, { participant: { key: '用户-42', notes: 'VIP', attributes: { plan: 'pro', seats: 3, beta: true } } });
+      const data = await ingestOk(team, { participant: { key: '用户-42', notes: 'VIP', attributes: { plan: 'pro', seats: 3, beta: true } } });
       expect(data.participant).toMatchObject({ key: '用户-42', notes: 'VIP', attributes: { plan: 'pro', seats: 3, beta: true } });
       const read = await participant(team, '用户-42');
       expect(read.data?.data).toMatchObject({ notes: 'VIP', attributes: { plan: 'pro', seats: 3, beta: true } });
@@ -104,12 +61,12 @@ describe.each(engines)('ingest on %s', (engine) => {
 
     it('when an existing participant is ingested with notes or attributes, then only the given ones change', async () => {
       const team = await server().newTeam();
-      await ingest(team, { participant: { key: 'user-1', notes: 'first', attributes: { plan: 'free', country: 'DE' } } });
+      await ingestOk(team, { participant: { key: 'user-1', notes: 'first', attributes: { plan: 'free', country: 'DE' } } });
 
-      const notesOnly = await ingest(team, { participant: { key: 'user-1', notes: 'second' } });
+      const notesOnly = await ingestOk(team, { participant: { key: 'user-1', notes: 'second' } });
       expect(notesOnly.participant).toMatchObject({ notes: 'second', attributes: { plan: 'free', country: 'DE' } });
 
-      const attributesOnly = await ingest(team, { participant: { key: 'user-1', attributes: { plan: 'pro' } } });
+      const attributesOnly = await ingestOk(team, { participant: { key: 'user-1', attributes: { plan: 'pro' } } });
       expect(attributesOnly.participant).toMatchObject({ notes: 'second', attributes: { plan: 'pro' } });
 
       const read = await participant(team, 'user-1');
@@ -118,10 +75,10 @@ describe.each(engines)('ingest on %s', (engine) => {
 
     it('when an existing participant is ingested without notes or attributes, then it is unchanged', async () => {
       const team = await server().newTeam();
-      const first = await ingest(team, { participant: { key: 'user-1', notes: 'kept', attributes: { plan: 'pro' } } });
+      const first = await ingestOk(team, { participant: { key: 'user-1', notes: 'kept', attributes: { plan: 'pro' } } });
       await new Promise((resolve) => setTimeout(resolve, 5));
-      const asString = await ingest(team, { participant: 'user-1' });
-      const asObject = await ingest(team, { participant: { key: 'user-1' } });
+      const asString = await ingestOk(team, { participant: 'user-1' });
+      const asObject = await ingestOk(team, { participant: { key: 'user-1' } });
       expect(asString.participant).toEqual(first.participant);
       expect(asObject.participant).toEqual(first.participant);
     });
@@ -140,13 +97,13 @@ describe.each(engines)('ingest on %s', (engine) => {
   describe('step 2: enrolment', () => {
     it('when no experiment is named, then the participant is enrolled in every running experiment only', async () => {
       const team = await server().newTeam();
-      await experiment(team, 'running_a');
-      await experiment(team, 'draft', { start: false });
-      await experiment(team, 'stopped');
-      await stop(team, 'stopped');
-      await experiment(team, 'running_b');
+      await createExperiment(team, 'running_a');
+      await createExperiment(team, 'draft', { start: false });
+      await createExperiment(team, 'stopped');
+      await stopExperiment(team, 'stopped');
+      await createExperiment(team, 'running_b');
 
-      const data = await ingest(team, { participant: 'user-1' });
+      const data = await ingestOk(team, { participant: 'user-1' });
       expect(data.assignments.map((a) => [a.experiment, a.status])).toEqual([
         ['running_a', 'running'],
         ['running_b', 'running'],
@@ -158,38 +115,38 @@ describe.each(engines)('ingest on %s', (engine) => {
 
     it('when participants are assigned by hash, then each gets the variant the published rule gives', async () => {
       const team = await server().newTeam();
-      await experiment(team, 'exp');
+      await createExperiment(team, 'exp');
       const config = await team.ingest.GET('/api/teams/{team}/config', { params: { path: { team: team.id } } });
       const { seed, variants } = config.data!.data.experiments[0];
       const keys = Array.from({ length: 40 }, (_, i) => (i % 2 ? `user-${i}` : `José-${i}`));
       for (const key of keys) {
-        const data = await ingest(team, { participant: key });
+        const data = await ingestOk(team, { participant: key });
         expect(data.assignments.map((a) => a.variant)).toEqual([expectedVariant(seed, key, variants)]);
       }
     });
 
     it('when the same participant is ingested again, then its assignments stay and it is counted once', async () => {
       const team = await server().newTeam();
-      await experiment(team, 'exp_a');
-      await experiment(team, 'exp_b');
+      await createExperiment(team, 'exp_a');
+      await createExperiment(team, 'exp_b');
       const keys = Array.from({ length: 10 }, (_, i) => `user-${i}`);
       const first = new Map<string, unknown>();
-      for (const key of keys) first.set(key, (await ingest(team, { participant: key })).assignments);
+      for (const key of keys) first.set(key, (await ingestOk(team, { participant: key })).assignments);
       const before = { a: await counts(team, 'exp_a'), b: await counts(team, 'exp_b') };
       expect(before.a.control.participants + before.a.treatment.participants).toBe(10);
 
       for (const key of keys) {
-        expect((await ingest(team, { participant: key })).assignments).toEqual(first.get(key));
-        expect((await ingest(team, { participant: key, experiment: 'exp_a' })).assignments).toEqual(first.get(key));
+        expect((await ingestOk(team, { participant: key })).assignments).toEqual(first.get(key));
+        expect((await ingestOk(team, { participant: key, experiment: 'exp_a' })).assignments).toEqual(first.get(key));
       }
       expect({ a: await counts(team, 'exp_a'), b: await counts(team, 'exp_b') }).toEqual(before);
     });
 
     it('when an experiment is named, then the participant is enrolled in that one only', async () => {
       const team = await server().newTeam();
-      await experiment(team, 'exp_a');
-      await experiment(team, 'exp_b');
-      const data = await ingest(team, { participant: 'user-1', experiment: 'exp_b' });
+      await createExperiment(team, 'exp_a');
+      await createExperiment(team, 'exp_b');
+      const data = await ingestOk(team, { participant: 'user-1', experiment: 'exp_b' });
       expect(data.assignments.map((a) => a.experiment)).toEqual(['exp_b']);
       const a = await counts(team, 'exp_a');
       expect(a.control.participants + a.treatment.participants).toBe(0);
@@ -197,9 +154,9 @@ describe.each(engines)('ingest on %s', (engine) => {
 
     it.each(['draft', 'stopped'])('when the named experiment is %s, then 409 and nothing is stored', async (status) => {
       const team = await server().newTeam();
-      await experiment(team, 'other');
-      await experiment(team, 'target', { start: status !== 'draft' });
-      if (status === 'stopped') await stop(team, 'target');
+      await createExperiment(team, 'other');
+      await createExperiment(team, 'target', { start: status !== 'draft' });
+      if (status === 'stopped') await stopExperiment(team, 'target');
       const before = await counts(team, 'other');
 
       const { response, error } = await tryIngest(team, { participant: { key: 'user-1', notes: 'x' }, experiment: 'target', event: 'goal' });
@@ -212,7 +169,7 @@ describe.each(engines)('ingest on %s', (engine) => {
 
     it('when a variant is sent without an experiment, then 400 and nothing is stored', async () => {
       const team = await server().newTeam();
-      await experiment(team, 'exp');
+      await createExperiment(team, 'exp');
       const { response, error } = await tryIngest(team, { participant: 'user-1', variant: 'treatment' } as never);
       expect(response.status).toBe(400);
       expect(error?.status).toBe(400);
@@ -221,12 +178,12 @@ describe.each(engines)('ingest on %s', (engine) => {
 
     it('when the client chose a variant, then that variant is recorded', async () => {
       const team = await server().newTeam();
-      await experiment(team, 'exp');
+      await createExperiment(team, 'exp');
       for (let i = 0; i < 4; i++) {
-        const data = await ingest(team, { participant: `user-${i}`, experiment: 'exp', variant: 'treatment' });
+        const data = await ingestOk(team, { participant: `user-${i}`, experiment: 'exp', variant: 'treatment' });
         expect(data.assignments.map((a) => a.variant)).toEqual(['treatment']);
       }
-      const control = await ingest(team, { participant: 'user-c', experiment: 'exp', variant: 'control' });
+      const control = await ingestOk(team, { participant: 'user-c', experiment: 'exp', variant: 'control' });
       expect(control.assignments.map((a) => a.variant)).toEqual(['control']);
       const stats = await counts(team, 'exp');
       expect([stats.control.participants, stats.treatment.participants]).toEqual([1, 4]);
@@ -234,9 +191,9 @@ describe.each(engines)('ingest on %s', (engine) => {
 
     it('when the client chooses another variant than the one already assigned, then the assignment stays and is returned', async () => {
       const team = await server().newTeam();
-      await experiment(team, 'exp');
-      const first = await ingest(team, { participant: 'user-1', experiment: 'exp', variant: 'control' });
-      const second = await ingest(team, { participant: 'user-1', experiment: 'exp', variant: 'treatment' });
+      await createExperiment(team, 'exp');
+      const first = await ingestOk(team, { participant: 'user-1', experiment: 'exp', variant: 'control' });
+      const second = await ingestOk(team, { participant: 'user-1', experiment: 'exp', variant: 'treatment' });
       expect(second.assignments).toEqual(first.assignments);
       expect(second.assignments[0].variant).toBe('control');
       const stats = await counts(team, 'exp');
@@ -245,8 +202,8 @@ describe.each(engines)('ingest on %s', (engine) => {
 
     it('when an excluded participant is ingested with that experiment, then 200 and it stays out', async () => {
       const team = await server().newTeam();
-      await experiment(team, 'exp');
-      await ingest(team, { participant: 'user-1', experiment: 'exp' });
+      await createExperiment(team, 'exp');
+      await ingestOk(team, { participant: 'user-1', experiment: 'exp' });
       await team.api.DELETE('/api/teams/{team}/participants/{participant}/experiments/{experiment}', {
         params: { path: { team: team.id, participant: 'user-1', experiment: 'exp' } },
       });
@@ -263,12 +220,12 @@ describe.each(engines)('ingest on %s', (engine) => {
     it('when an event is sent, then one conversion is counted in each running experiment the participant is in', async () => {
       const team = await server().newTeam();
       await team.api.POST('/api/teams/{team}/events', { params: { path: { team: team.id } }, body: { key: 'purchase' } });
-      await experiment(team, 'exp_a');
-      await experiment(team, 'exp_b');
+      await createExperiment(team, 'exp_a');
+      await createExperiment(team, 'exp_b');
 
-      const first = await ingest(team, { participant: 'user-1', event: 'purchase' });
-      await ingest(team, { participant: 'user-1', event: 'purchase' });
-      await ingest(team, { participant: 'user-1', event: 'goal' });
+      const first = await ingestOk(team, { participant: 'user-1', event: 'purchase' });
+      await ingestOk(team, { participant: 'user-1', event: 'purchase' });
+      await ingestOk(team, { participant: 'user-1', event: 'goal' });
 
       for (const assignment of first.assignments) {
         const stats = await counts(team, assignment.experiment);
@@ -280,12 +237,12 @@ describe.each(engines)('ingest on %s', (engine) => {
 
     it('when an event is sent with an experiment, then the conversion is counted only there', async () => {
       const team = await server().newTeam();
-      await experiment(team, 'exp_a');
-      await experiment(team, 'exp_b');
-      await ingest(team, { participant: 'user-1', experiment: 'exp_a', variant: 'control' });
-      await ingest(team, { participant: 'user-1', experiment: 'exp_b', variant: 'control' });
+      await createExperiment(team, 'exp_a');
+      await createExperiment(team, 'exp_b');
+      await ingestOk(team, { participant: 'user-1', experiment: 'exp_a', variant: 'control' });
+      await ingestOk(team, { participant: 'user-1', experiment: 'exp_b', variant: 'control' });
 
-      const data = await ingest(team, { participant: 'user-1', experiment: 'exp_b', event: 'goal' });
+      const data = await ingestOk(team, { participant: 'user-1', experiment: 'exp_b', event: 'goal' });
       expect(data.assignments.map((a) => a.experiment)).toEqual(['exp_a', 'exp_b']);
       expect((await counts(team, 'exp_a')).control.events.goal).toEqual([0, 0]);
       expect((await counts(team, 'exp_b')).control.events.goal).toEqual([1, 1]);
@@ -293,13 +250,13 @@ describe.each(engines)('ingest on %s', (engine) => {
 
     it('when the experiment is stopped, then it takes no new conversions and leaves the answer', async () => {
       const team = await server().newTeam();
-      await experiment(team, 'exp_old');
-      await ingest(team, { participant: 'user-1', experiment: 'exp_old', variant: 'treatment', event: 'goal' });
-      await stop(team, 'exp_old');
-      await experiment(team, 'exp_new');
+      await createExperiment(team, 'exp_old');
+      await ingestOk(team, { participant: 'user-1', experiment: 'exp_old', variant: 'treatment', event: 'goal' });
+      await stopExperiment(team, 'exp_old');
+      await createExperiment(team, 'exp_new');
       const before = await counts(team, 'exp_old');
 
-      const data = await ingest(team, { participant: 'user-1', event: 'goal' });
+      const data = await ingestOk(team, { participant: 'user-1', event: 'goal' });
       expect(data.assignments.map((a) => a.experiment)).toEqual(['exp_new']);
       expect(await counts(team, 'exp_old')).toEqual(before);
       expect(before.treatment.events.goal).toEqual([1, 1]);
@@ -311,13 +268,13 @@ describe.each(engines)('ingest on %s', (engine) => {
   describe('step 4: the answer', () => {
     it('when an experiment is named, then the answer still holds every assignment in running experiments', async () => {
       const team = await server().newTeam();
-      await experiment(team, 'exp_a');
-      await experiment(team, 'exp_stopped');
-      await ingest(team, { participant: 'user-1' });
-      await stop(team, 'exp_stopped');
-      await experiment(team, 'exp_b');
+      await createExperiment(team, 'exp_a');
+      await createExperiment(team, 'exp_stopped');
+      await ingestOk(team, { participant: 'user-1' });
+      await stopExperiment(team, 'exp_stopped');
+      await createExperiment(team, 'exp_b');
 
-      const data = await ingest(team, { participant: { key: 'user-1', notes: 'n' }, experiment: 'exp_b', variant: 'treatment' });
+      const data = await ingestOk(team, { participant: { key: 'user-1', notes: 'n' }, experiment: 'exp_b', variant: 'treatment' });
       expect(data.participant).toMatchObject({ key: 'user-1', notes: 'n' });
       expect(data.assignments.map((a) => [a.experiment, a.status])).toEqual([
         ['exp_a', 'running'],
@@ -330,11 +287,11 @@ describe.each(engines)('ingest on %s', (engine) => {
   describe('concurrency', () => {
     it('when participants enrolled in the same experiments in opposite orders convert at once, then every ingest succeeds and counts', async () => {
       const team = await server().newTeam();
-      await experiment(team, 'exp_a');
-      await experiment(team, 'exp_b');
+      await createExperiment(team, 'exp_a');
+      await createExperiment(team, 'exp_b');
       const keys = Array.from({ length: 24 }, (_, i) => `user-${i}`);
       for (const [i, key] of keys.entries()) {
-        for (const key2 of i % 2 ? ['exp_a', 'exp_b'] : ['exp_b', 'exp_a']) await ingest(team, { participant: key, experiment: key2, variant: 'control' });
+        for (const key2 of i % 2 ? ['exp_a', 'exp_b'] : ['exp_b', 'exp_a']) await ingestOk(team, { participant: key, experiment: key2, variant: 'control' });
       }
 
       const results = await Promise.all(keys.map((key) => tryIngest(team, { participant: key, event: 'goal' })));
@@ -345,7 +302,7 @@ describe.each(engines)('ingest on %s', (engine) => {
 
     it('when the same new participant is ingested many times at once, then it is created, enrolled and counted once', async () => {
       const team = await server().newTeam();
-      await experiment(team, 'exp');
+      await createExperiment(team, 'exp');
       const results = await Promise.all(Array.from({ length: 12 }, () => tryIngest(team, { participant: 'José', event: 'goal' })));
       expect(results.map((r) => r.response.status)).toEqual(results.map(() => 200));
       const variants = new Set(results.map((r) => r.data?.data.assignments[0].variant));
@@ -396,8 +353,8 @@ describe.each(engines)('ingest on %s', (engine) => {
       ['variant', { experiment: 'exp', variant: 'nope', event: 'goal' }],
     ])('when the %s is unknown, then 404 and nothing at all is stored', async (what, refs) => {
       const team = await server().newTeam();
-      await experiment(team, 'exp');
-      await ingest(team, { participant: 'known' });
+      await createExperiment(team, 'exp');
+      await ingestOk(team, { participant: 'known' });
       const before = { count: await participantsCount(team), stats: await counts(team, 'exp'), known: (await participant(team, 'known')).data?.data };
 
       const fresh = await tryIngest(team, { participant: { key: 'fresh', notes: 'x' }, ...refs } as IngestRequest);
@@ -417,7 +374,7 @@ describe.each(engines)('ingest on %s', (engine) => {
     it('when the event is unknown and no experiment is named, then the participant is not enrolled anywhere', async () => {
       const team = await server().newTeam();
       await team.api.POST('/api/teams/{team}/participants', { params: { path: { team: team.id } }, body: { key: 'user-1' } });
-      await experiment(team, 'exp');
+      await createExperiment(team, 'exp');
       const { response } = await tryIngest(team, { participant: 'user-1', event: 'nope' });
       expect(response.status).toBe(404);
       expect((await participant(team, 'user-1')).data?.data.experiments).toEqual([]);
@@ -451,7 +408,7 @@ describe.each(engines)('ingest on %s', (engine) => {
 
     it('when the body is sent as application/vnd.api+json, then it is accepted like JSON', async () => {
       const team = await server().newTeam();
-      await experiment(team, 'exp');
+      await createExperiment(team, 'exp');
       const response = await post(team, JSON.stringify({ participant: 'José', event: 'goal' }), 'application/vnd.api+json');
       expect(response.status).toBe(200);
       expect(response.headers.get('content-type')).toMatch(/^application\/json/);

@@ -1,43 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import type { components } from '../../generated/client';
 import { engines, useServer } from '../support/engines';
+import { createExperiment, ingestOk, stopExperiment } from '../support/fixtures';
 import type { TestTeam } from '../support/server';
 
-type IngestRequest = components['schemas']['IngestRequest'];
-
-/** An event (created when new), an experiment on it with `control` and `treatment`, started unless told otherwise. */
-async function experiment(team: TestTeam, key: string, options: { event?: string; start?: boolean } = {}) {
-  const path = { team: team.id };
-  const event = options.event ?? 'goal';
-  const events = await team.api.GET('/api/teams/{team}/events', { params: { path, query: { per_page: 100 } } });
-  if (!events.data?.data.some((e) => e.key === event)) {
-    await team.api.POST('/api/teams/{team}/events', { params: { path }, body: { key: event } });
-  }
-  const created = await team.api.POST('/api/teams/{team}/experiments', { params: { path }, body: { key, event } });
-  expect(created.response.status).toBe(200);
-  for (const variant of [{ key: 'control', control: true }, { key: 'treatment' }]) {
-    const added = await team.api.POST('/api/teams/{team}/experiments/{experiment}/variants', {
-      params: { path: { ...path, experiment: key } },
-      body: variant,
-    });
-    expect(added.response.status).toBe(200);
-  }
-  if (options.start ?? true) {
-    const started = await team.api.POST('/api/teams/{team}/experiments/{experiment}/start', { params: { path: { ...path, experiment: key } } });
-    expect(started.response.status).toBe(200);
-  }
-}
-
-async function stop(team: TestTeam, key: string) {
-  const stopped = await team.api.POST('/api/teams/{team}/experiments/{experiment}/stop', { params: { path: { team: team.id, experiment: key } } });
-  expect(stopped.response.status).toBe(200);
-}
-
-async function ingest(team: TestTeam, body: IngestRequest) {
-  const result = await team.ingest.POST('/api/teams/{team}/ingest', { params: { path: { team: team.id } }, body });
-  expect(result.response.status, JSON.stringify(result.error)).toBe(200);
-  return result.data!.data;
-}
 
 /** `n`, `c` and `x` of both variants on the experiment's goal event. */
 async function counts(team: TestTeam, experimentKey: string) {
@@ -211,9 +176,9 @@ describe.each(engines)('participants on %s', (engine) => {
   describe('GET /api/teams/{team}/participants/{participant}', () => {
     it('when the participant has more enrolments than a page, then page/per_page page them and meta/links describe them', async () => {
       const team = await server().newTeam();
-      for (const key of ['exp_c', 'exp_a', 'exp_b']) await experiment(team, key);
-      await ingest(team, { participant: 'user-1', experiment: 'exp_b' });
-      await ingest(team, { participant: 'user-1' });
+      for (const key of ['exp_c', 'exp_a', 'exp_b']) await createExperiment(team, key);
+      await ingestOk(team, { participant: 'user-1', experiment: 'exp_b' });
+      await ingestOk(team, { participant: 'user-1' });
       const path = { team: team.id, participant: 'user-1' };
 
       const first = await team.api.GET('/api/teams/{team}/participants/{participant}', { params: { path, query: { per_page: 2 } } });
@@ -297,8 +262,8 @@ describe.each(engines)('participants on %s', (engine) => {
 
     it('when the key changes, then the participant answers at the new key only and keeps its enrolments', async () => {
       const team = await server().newTeam();
-      await experiment(team, 'exp');
-      const before = await ingest(team, { participant: 'user-1', event: 'goal' });
+      await createExperiment(team, 'exp');
+      const before = await ingestOk(team, { participant: 'user-1', event: 'goal' });
       const path = { team: team.id };
 
       const renamed = await team.api.PUT('/api/teams/{team}/participants/{participant}', {
@@ -315,7 +280,7 @@ describe.each(engines)('participants on %s', (engine) => {
 
       // Ingesting under the new key is the same participant: no second enrolment, same variant.
       const stats = await counts(team, 'exp');
-      const again = await ingest(team, { participant: '用户-1' });
+      const again = await ingestOk(team, { participant: '用户-1' });
       expect(again.assignments).toEqual(before.assignments);
       expect(await counts(team, 'exp')).toEqual(stats);
     });
@@ -354,10 +319,10 @@ describe.each(engines)('participants on %s', (engine) => {
   describe('DELETE /api/teams/{team}/participants/{participant}', () => {
     it('when the participant is enrolled with conversions, then it answers with the participant and leaves the statistics', async () => {
       const team = await server().newTeam();
-      await experiment(team, 'exp');
-      const stayer = await ingest(team, { participant: 'stayer', experiment: 'exp', variant: 'treatment', event: 'goal' });
-      const leaver = await ingest(team, { participant: 'José', experiment: 'exp', variant: 'treatment', event: 'goal' });
-      await ingest(team, { participant: 'José', event: 'goal' });
+      await createExperiment(team, 'exp');
+      const stayer = await ingestOk(team, { participant: 'stayer', experiment: 'exp', variant: 'treatment', event: 'goal' });
+      const leaver = await ingestOk(team, { participant: 'José', experiment: 'exp', variant: 'treatment', event: 'goal' });
+      await ingestOk(team, { participant: 'José', event: 'goal' });
       expect(stayer.assignments[0].variant).toBe('treatment');
       expect((await counts(team, 'exp')).treatment).toEqual({ participants: 2, conversions: 3, unique_conversions: 2 });
 
@@ -374,9 +339,9 @@ describe.each(engines)('participants on %s', (engine) => {
 
     it('when the participant is in a stopped experiment, then it leaves that experiment\u2019s statistics too', async () => {
       const team = await server().newTeam();
-      await experiment(team, 'exp');
-      await ingest(team, { participant: 'user-1', experiment: 'exp', variant: 'control', event: 'goal' });
-      await stop(team, 'exp');
+      await createExperiment(team, 'exp');
+      await ingestOk(team, { participant: 'user-1', experiment: 'exp', variant: 'control', event: 'goal' });
+      await stopExperiment(team, 'exp');
       expect((await counts(team, 'exp')).control).toEqual({ participants: 1, conversions: 1, unique_conversions: 1 });
 
       const { response } = await team.api.DELETE('/api/teams/{team}/participants/{participant}', { params: { path: { team: team.id, participant: 'user-1' } } });
@@ -386,13 +351,13 @@ describe.each(engines)('participants on %s', (engine) => {
 
     it('when the same key is ingested after the delete, then a new participant is created and enrolled afresh', async () => {
       const team = await server().newTeam();
-      await experiment(team, 'exp');
+      await createExperiment(team, 'exp');
       const path = { team: team.id, participant: '用户-42' };
       await team.api.POST('/api/teams/{team}/participants', { params: { path: { team: team.id } }, body: { key: '用户-42', notes: 'old', attributes: { plan: 'pro' } } });
-      const old = await ingest(team, { participant: '用户-42', event: 'goal' });
+      const old = await ingestOk(team, { participant: '用户-42', event: 'goal' });
       await team.api.DELETE('/api/teams/{team}/participants/{participant}', { params: { path } });
 
-      const fresh = await ingest(team, { participant: '用户-42' });
+      const fresh = await ingestOk(team, { participant: '用户-42' });
       expect(fresh.participant).toMatchObject({ key: '用户-42', notes: null, attributes: {} });
       // Hash assignment is deterministic: the same variant, but a new enrolment without the old conversions.
       expect(fresh.assignments.map((a) => a.variant)).toEqual(old.assignments.map((a) => a.variant));
@@ -402,12 +367,12 @@ describe.each(engines)('participants on %s', (engine) => {
 
     it('when an unenrolled participant is deleted and ingested again, then the new participant is not excluded', async () => {
       const team = await server().newTeam();
-      await experiment(team, 'exp');
+      await createExperiment(team, 'exp');
       const path = { team: team.id, participant: 'user-1' };
-      await ingest(team, { participant: 'user-1' });
+      await ingestOk(team, { participant: 'user-1' });
       await team.api.DELETE('/api/teams/{team}/participants/{participant}/experiments/{experiment}', { params: { path: { ...path, experiment: 'exp' } } });
       await team.api.DELETE('/api/teams/{team}/participants/{participant}', { params: { path } });
-      const fresh = await ingest(team, { participant: 'user-1' });
+      const fresh = await ingestOk(team, { participant: 'user-1' });
       expect(fresh.assignments.map((a) => a.experiment)).toEqual(['exp']);
     });
 
@@ -421,12 +386,12 @@ describe.each(engines)('participants on %s', (engine) => {
   describe('concurrent removals and ingests', () => {
     it('when participants are deleted while others are ingested with events, then every request succeeds and the statistics add up', async () => {
       const team = await server().newTeam();
-      await experiment(team, 'exp_a');
-      await experiment(team, 'exp_b');
+      await createExperiment(team, 'exp_a');
+      await createExperiment(team, 'exp_b');
       const old = Array.from({ length: 20 }, (_, i) => `old-${i}`);
       for (const key of old) {
-        await ingest(team, { participant: key, experiment: 'exp_b', variant: 'control', event: 'goal' });
-        await ingest(team, { participant: key, experiment: 'exp_a', variant: 'control', event: 'goal' });
+        await ingestOk(team, { participant: key, experiment: 'exp_b', variant: 'control', event: 'goal' });
+        await ingestOk(team, { participant: key, experiment: 'exp_a', variant: 'control', event: 'goal' });
       }
 
       const statuses = await Promise.all([
@@ -445,9 +410,9 @@ describe.each(engines)('participants on %s', (engine) => {
 
     it('when a participant is unenrolled while it is being ingested with events, then nothing of it stays in the statistics', async () => {
       const team = await server().newTeam();
-      await experiment(team, 'exp');
+      await createExperiment(team, 'exp');
       const keys = Array.from({ length: 20 }, (_, i) => `user-${i}`);
-      for (const key of keys) await ingest(team, { participant: key, event: 'goal' });
+      for (const key of keys) await ingestOk(team, { participant: key, event: 'goal' });
 
       const statuses = await Promise.all(
         keys.flatMap((key) => [
@@ -468,11 +433,11 @@ describe.each(engines)('participants on %s', (engine) => {
   describe('GET /api/teams/{team}/participants/{participant}/experiments', () => {
     it('when the participant is enrolled in several experiments, then they are listed in enrolment order with variants', async () => {
       const team = await server().newTeam();
-      for (const key of ['exp_a', 'exp_b', 'exp_c']) await experiment(team, key);
-      await experiment(team, 'exp_draft', { start: false });
-      await ingest(team, { participant: 'José', experiment: 'exp_c', variant: 'treatment' });
-      await ingest(team, { participant: 'José', experiment: 'exp_a', variant: 'control' });
-      const last = await ingest(team, { participant: 'José' });
+      for (const key of ['exp_a', 'exp_b', 'exp_c']) await createExperiment(team, key);
+      await createExperiment(team, 'exp_draft', { start: false });
+      await ingestOk(team, { participant: 'José', experiment: 'exp_c', variant: 'treatment' });
+      await ingestOk(team, { participant: 'José', experiment: 'exp_a', variant: 'control' });
+      const last = await ingestOk(team, { participant: 'José' });
 
       const { data, response } = await team.api.GET('/api/teams/{team}/participants/{participant}/experiments', {
         params: { path: { team: team.id, participant: 'José' } },
@@ -497,9 +462,9 @@ describe.each(engines)('participants on %s', (engine) => {
 
     it('when an experiment is stopped, then the enrolment is still listed with status stopped', async () => {
       const team = await server().newTeam();
-      await experiment(team, 'exp');
-      await ingest(team, { participant: 'user-1' });
-      await stop(team, 'exp');
+      await createExperiment(team, 'exp');
+      await ingestOk(team, { participant: 'user-1' });
+      await stopExperiment(team, 'exp');
       const { data } = await team.api.GET('/api/teams/{team}/participants/{participant}/experiments', { params: { path: { team: team.id, participant: 'user-1' } } });
       expect(data?.data.map((e) => [e.experiment, e.status])).toEqual([['exp', 'stopped']]);
     });
@@ -514,8 +479,8 @@ describe.each(engines)('participants on %s', (engine) => {
   describe('GET /api/teams/{team}/participants/{participant}/experiments/{experiment}', () => {
     it('when the participant is enrolled, then it answers the enrolment with its variant', async () => {
       const team = await server().newTeam();
-      await experiment(team, 'exp');
-      const ingested = await ingest(team, { participant: '用户-42', experiment: 'exp', variant: 'treatment' });
+      await createExperiment(team, 'exp');
+      const ingested = await ingestOk(team, { participant: '用户-42', experiment: 'exp', variant: 'treatment' });
       const { data, response } = await team.api.GET('/api/teams/{team}/participants/{participant}/experiments/{experiment}', {
         params: { path: { team: team.id, participant: '用户-42', experiment: 'exp' } },
       });
@@ -525,8 +490,8 @@ describe.each(engines)('participants on %s', (engine) => {
 
     it('when the participant is not enrolled in the experiment, then 404', async () => {
       const team = await server().newTeam();
-      await experiment(team, 'exp_running');
-      await experiment(team, 'exp_draft', { start: false });
+      await createExperiment(team, 'exp_running');
+      await createExperiment(team, 'exp_draft', { start: false });
       await team.api.POST('/api/teams/{team}/participants', { params: { path: { team: team.id } }, body: { key: 'user-1' } });
       for (const key of ['exp_running', 'exp_draft']) {
         const { response } = await team.api.GET('/api/teams/{team}/participants/{participant}/experiments/{experiment}', {
@@ -538,8 +503,8 @@ describe.each(engines)('participants on %s', (engine) => {
 
     it('when the experiment is unknown, then 404', async () => {
       const team = await server().newTeam();
-      await experiment(team, 'exp');
-      await ingest(team, { participant: 'user-1' });
+      await createExperiment(team, 'exp');
+      await ingestOk(team, { participant: 'user-1' });
       const { response, error } = await team.api.GET('/api/teams/{team}/participants/{participant}/experiments/{experiment}', {
         params: { path: { team: team.id, participant: 'user-1', experiment: 'nope' } },
       });
@@ -551,10 +516,10 @@ describe.each(engines)('participants on %s', (engine) => {
   describe('DELETE /api/teams/{team}/participants/{participant}/experiments/{experiment}', () => {
     it('when the participant is enrolled, then it answers with the enrolment and leaves the statistics', async () => {
       const team = await server().newTeam();
-      await experiment(team, 'exp');
-      await ingest(team, { participant: 'other', experiment: 'exp', variant: 'treatment', event: 'goal' });
-      const ingested = await ingest(team, { participant: 'José', experiment: 'exp', variant: 'treatment', event: 'goal' });
-      await ingest(team, { participant: 'José', event: 'goal' });
+      await createExperiment(team, 'exp');
+      await ingestOk(team, { participant: 'other', experiment: 'exp', variant: 'treatment', event: 'goal' });
+      const ingested = await ingestOk(team, { participant: 'José', experiment: 'exp', variant: 'treatment', event: 'goal' });
+      await ingestOk(team, { participant: 'José', event: 'goal' });
       expect((await counts(team, 'exp')).treatment).toEqual({ participants: 2, conversions: 3, unique_conversions: 2 });
 
       const path = { team: team.id, participant: 'José', experiment: 'exp' };
@@ -572,19 +537,19 @@ describe.each(engines)('participants on %s', (engine) => {
 
     it('when the unenrolled participant is ingested again, then it stays out of that experiment but joins another running one', async () => {
       const team = await server().newTeam();
-      await experiment(team, 'exp');
-      await ingest(team, { participant: 'user-1' });
+      await createExperiment(team, 'exp');
+      await ingestOk(team, { participant: 'user-1' });
       await team.api.DELETE('/api/teams/{team}/participants/{participant}/experiments/{experiment}', {
         params: { path: { team: team.id, participant: 'user-1', experiment: 'exp' } },
       });
-      await experiment(team, 'exp_new');
+      await createExperiment(team, 'exp_new');
       const empty = await counts(team, 'exp');
 
-      const plain = await ingest(team, { participant: 'user-1', event: 'goal' });
+      const plain = await ingestOk(team, { participant: 'user-1', event: 'goal' });
       expect(plain.assignments.map((a) => a.experiment)).toEqual(['exp_new']);
-      const named = await ingest(team, { participant: 'user-1', experiment: 'exp', event: 'goal' });
+      const named = await ingestOk(team, { participant: 'user-1', experiment: 'exp', event: 'goal' });
       expect(named.assignments.map((a) => a.experiment)).toEqual(['exp_new']);
-      const chosen = await ingest(team, { participant: 'user-1', experiment: 'exp', variant: 'treatment' });
+      const chosen = await ingestOk(team, { participant: 'user-1', experiment: 'exp', variant: 'treatment' });
       expect(chosen.assignments.map((a) => a.experiment)).toEqual(['exp_new']);
 
       expect(await counts(team, 'exp')).toEqual(empty);
@@ -594,9 +559,9 @@ describe.each(engines)('participants on %s', (engine) => {
 
     it('when the experiment is stopped, then unenrol works and removes its data', async () => {
       const team = await server().newTeam();
-      await experiment(team, 'exp');
-      await ingest(team, { participant: '用户-42', experiment: 'exp', variant: 'control', event: 'goal' });
-      await stop(team, 'exp');
+      await createExperiment(team, 'exp');
+      await ingestOk(team, { participant: '用户-42', experiment: 'exp', variant: 'control', event: 'goal' });
+      await stopExperiment(team, 'exp');
       const { data, response } = await team.api.DELETE('/api/teams/{team}/participants/{participant}/experiments/{experiment}', {
         params: { path: { team: team.id, participant: '用户-42', experiment: 'exp' } },
       });
@@ -607,21 +572,21 @@ describe.each(engines)('participants on %s', (engine) => {
 
     it('when the participant is not enrolled, then 404 and nothing changes', async () => {
       const team = await server().newTeam();
-      await experiment(team, 'exp');
+      await createExperiment(team, 'exp');
       await team.api.POST('/api/teams/{team}/participants', { params: { path: { team: team.id } }, body: { key: 'user-1' } });
       const { response } = await team.api.DELETE('/api/teams/{team}/participants/{participant}/experiments/{experiment}', {
         params: { path: { team: team.id, participant: 'user-1', experiment: 'exp' } },
       });
       expect(response.status).toBe(404);
       // Not excluded: a later ingest still enrols it.
-      const later = await ingest(team, { participant: 'user-1' });
+      const later = await ingestOk(team, { participant: 'user-1' });
       expect(later.assignments.map((a) => a.experiment)).toEqual(['exp']);
     });
 
     it('when the experiment or the participant is unknown, then 404', async () => {
       const team = await server().newTeam();
-      await experiment(team, 'exp');
-      await ingest(team, { participant: 'user-1' });
+      await createExperiment(team, 'exp');
+      await ingestOk(team, { participant: 'user-1' });
       const unknownExperiment = await team.api.DELETE('/api/teams/{team}/participants/{participant}/experiments/{experiment}', {
         params: { path: { team: team.id, participant: 'user-1', experiment: 'nope' } },
       });

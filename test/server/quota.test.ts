@@ -1,9 +1,8 @@
-import { spawn, type ChildProcess } from 'node:child_process';
-import { createServer } from 'node:net';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { components } from '../../generated/client';
 import { setQuota } from '../../server/admin/service';
 import { engines, useServer } from '../support/engines';
+import { startChild, stopChild, type ChildServer } from '../support/process';
 import { startServer, type TestServer, type TestTeam } from '../support/server';
 
 type IngestRequest = components['schemas']['IngestRequest'];
@@ -151,31 +150,18 @@ describe.each(engines)('ingest quota on %s', (engine) => {
 
 describe.runIf(engines.includes('postgres'))('ingest quota across two server processes on postgres', () => {
   let server: TestServer | undefined;
-  let child: ChildProcess | undefined;
-  let childLog = '';
+  let other: ChildServer | undefined;
 
   afterAll(async () => {
-    if (child && child.exitCode === null && child.signalCode === null) {
-      const exited = new Promise((resolve) => child!.once('exit', resolve));
-      child.kill('SIGTERM');
-      await Promise.race([exited, new Promise((resolve) => setTimeout(resolve, 5000))]);
-      if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
-    }
+    if (other) await stopChild(other);
     await server?.close();
   });
 
   it('when two processes share one database, then together they cannot exceed the limit', async () => {
-    // Arrange: the in-process server, and a second app on the same database as a real child process.
+    // Arrange: the in-process server, and a second one on the same database as a real child process.
     server = await startServer('postgres');
-    const port = await freePort();
-    child = spawn(process.execPath, ['--import', 'tsx', 'server/main.ts'], {
-      env: { ...process.env, DATABASE_URL: server.storageEnv.DATABASE_URL, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'warn', VALIDATE_RESPONSES: 'true' },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    child.stdout?.on('data', (chunk) => (childLog += chunk));
-    child.stderr?.on('data', (chunk) => (childLog += chunk));
-    const otherUrl = `http://127.0.0.1:${port}`;
-    await waitForHealth(otherUrl, child, () => childLog);
+    other = await startChild(server.storageEnv);
+    const otherUrl = other.baseUrl;
 
     const team = await server.newTeam();
     await setQuota(server.storage.db, team.id, 25);
@@ -204,29 +190,3 @@ describe.runIf(engines.includes('postgres'))('ingest quota across two server pro
     expect(data?.data.map((p) => p.key).sort()).toEqual(accepted.map((s) => s.key).sort());
   });
 });
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const probe = createServer();
-    probe.once('error', reject);
-    probe.listen(0, '127.0.0.1', () => {
-      const { port } = probe.address() as { port: number };
-      probe.close(() => resolve(port));
-    });
-  });
-}
-
-async function waitForHealth(baseUrl: string, child: ChildProcess, log: () => string): Promise<void> {
-  const deadline = Date.now() + 30_000;
-  while (Date.now() < deadline) {
-    if (child.exitCode !== null) throw new Error(`the second server exited (${child.exitCode}):\n${log()}`);
-    try {
-      const response = await fetch(`${baseUrl}/api/health`);
-      if (response.ok) return;
-    } catch {
-      // not listening yet
-    }
-    await new Promise((resolve) => setTimeout(resolve, 200));
-  }
-  throw new Error(`the second server did not answer /api/health within 30 s:\n${log()}`);
-}

@@ -1,7 +1,7 @@
-import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import type { components } from '../../generated/client';
 import { engines, useServer } from '../support/engines';
+import { expectedVariant, inParallel } from '../support/fixtures';
 import type { TestTeam } from '../support/server';
 
 type IngestRequest = components['schemas']['IngestRequest'];
@@ -10,20 +10,6 @@ type VariantStatistics = components['schemas']['VariantStatistics'];
 
 const PARTICIPANTS = 1000;
 const IN_FLIGHT = 12;
-
-/** Runs `work` over `items` with at most `limit` in flight; results in item order. */
-async function pooled<T, R>(items: T[], limit: number, work: (item: T) => Promise<R>): Promise<R[]> {
-  const results = new Array<R>(items.length);
-  let next = 0;
-  const worker = async () => {
-    while (next < items.length) {
-      const i = next++;
-      results[i] = await work(items[i]);
-    }
-  };
-  await Promise.all(Array.from({ length: limit }, worker));
-  return results;
-}
 
 async function ingest(team: TestTeam, body: IngestRequest): Promise<IngestResult> {
   const { data, response, error } = await team.ingest.POST('/api/teams/{team}/ingest', { params: { path: { team: team.id } }, body });
@@ -37,14 +23,6 @@ async function statistics(team: TestTeam, variant: string): Promise<VariantStati
   });
   expect(response.status).toBe(200);
   return data!.data;
-}
-
-/** The published assignment rule (team config), computed independently of the server. */
-function expectedVariant(seed: string, key: string, variants: Array<{ key: string; traffic: number }>): string | undefined {
-  const h = createHash('sha256').update(`${seed}:${key}`, 'utf8').digest().readUInt32BE(0);
-  const bucket = Math.floor((h * 100) / 2 ** 32);
-  let cumulative = 0;
-  return variants.find((variant) => bucket < (cumulative += variant.traffic))?.key;
 }
 
 describe.each(engines)('an experiment from start to stop on %s', (engine) => {
@@ -80,9 +58,9 @@ describe.each(engines)('an experiment from start to stop on %s', (engine) => {
       buys: i % 7 === 0,
       buysAgain: i % 14 === 0,
     }));
-    const answers = await pooled(people, IN_FLIGHT, (person) => ingest(team, person.buys ? { participant: person.key, event: 'purchase' } : { participant: person.key }));
+    const answers = await inParallel(people, IN_FLIGHT, (person) => ingest(team, person.buys ? { participant: person.key, event: 'purchase' } : { participant: person.key }));
     const again = people.filter((person) => person.buysAgain);
-    await pooled(again, IN_FLIGHT, (person) => ingest(team, { participant: person.key, event: 'purchase' }));
+    await inParallel(again, IN_FLIGHT, (person) => ingest(team, { participant: person.key, event: 'purchase' }));
 
     // What was sent, per variant, read from the answers' assignments.
     const sent: Record<string, { n: number; x: number; c: number }> = { control: { n: 0, x: 0, c: 0 }, treatment: { n: 0, x: 0, c: 0 } };
@@ -134,7 +112,7 @@ describe.each(engines)('an experiment from start to stop on %s', (engine) => {
       ...Array.from({ length: 50 }, (_, i) => ({ participant: `late-${i}`, event: 'purchase' })),
       ...people.slice(0, 50).map((person) => ({ participant: person.key, event: 'purchase' })),
     ];
-    const lateAnswers = await pooled(late, IN_FLIGHT, (body) => ingest(team, body));
+    const lateAnswers = await inParallel(late, IN_FLIGHT, (body) => ingest(team, body));
 
     // Assert: nothing of it reached the stopped experiment, and the config no longer lists it.
     for (const answer of lateAnswers) expect(answer.assignments).toEqual([]);

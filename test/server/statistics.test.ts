@@ -1,32 +1,13 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { components } from '../../generated/client';
 import { engines, useServer } from '../support/engines';
+import { inParallel } from '../support/fixtures';
+import { expectProblem } from '../support/problems';
 import type { TestTeam } from '../support/server';
 
 type VariantStatistics = components['schemas']['VariantStatistics'];
 type EventStatistics = components['schemas']['EventStatistics'];
 type IngestRequest = components['schemas']['IngestRequest'];
-
-/** The problem body and media type every error answers with. */
-function expectProblem(response: Response, error: unknown, status: number, title: string): void {
-  expect(response.status).toBe(status);
-  expect(response.headers.get('content-type')).toMatch(/^application\/problem\+json/);
-  expect(error).toMatchObject({
-    type: expect.stringMatching(/^urn:experimentation:problem:/),
-    title,
-    status,
-    detail: expect.any(String),
-  });
-}
-
-/** Runs `task` over `items`, at most `limit` at a time. */
-async function inParallel<T>(items: T[], limit: number, task: (item: T) => Promise<void>): Promise<void> {
-  let next = 0;
-  const worker = async () => {
-    while (next < items.length) await task(items[next++]!);
-  };
-  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
-}
 
 /** `count` participant keys `prefix-0000`, `prefix-0001`, … */
 function keys(prefix: string, count: number): string[] {

@@ -1,18 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { engines, useServer } from '../support/engines';
+import { expectProblem } from '../support/problems';
 import type { TestTeam } from '../support/server';
-
-/** The problem body and media type every error answers with. */
-function expectProblem(response: Response, error: unknown, status: number, title: string): void {
-  expect(response.status).toBe(status);
-  expect(response.headers.get('content-type')).toMatch(/^application\/problem\+json/);
-  expect(error).toMatchObject({
-    type: expect.stringMatching(/^urn:experimentation:problem:/),
-    title,
-    status,
-    detail: expect.any(String),
-  });
-}
 
 type VariantBody = { key: string; description?: string | null; control?: boolean; traffic?: number | null };
 type VariantChanges = Partial<VariantBody>;

@@ -1,14 +1,11 @@
-import { mkdtempSync, rmSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { pino } from 'pino';
 import { createApiClient } from '../../generated/client';
 import { createTeam } from '../../server/admin/service';
 import { createApp } from '../../server/app';
 import type { Engine } from '../../server/storage/engine';
 import { openStorage, type Storage } from '../../server/storage/database';
-import { createScratchDatabase } from './postgres';
+import { freshStorage } from './process';
 
 export type Client = ReturnType<typeof createApiClient>;
 
@@ -71,11 +68,3 @@ export async function startServer(engine: Engine): Promise<TestServer> {
   };
 }
 
-async function freshStorage(engine: Engine): Promise<{ storageEnv: Record<string, string>; cleanup: () => Promise<void> }> {
-  if (engine === 'postgres') {
-    const database = await createScratchDatabase();
-    return { storageEnv: { DATABASE_URL: database.url }, cleanup: database.drop };
-  }
-  const dataDir = mkdtempSync(join(tmpdir(), 'experimentation-test-'));
-  return { storageEnv: { DATA_DIR: dataDir }, cleanup: async () => rmSync(dataDir, { recursive: true, force: true }) };
-}
