@@ -1,13 +1,12 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
-import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { pino } from 'pino';
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { beforeAll, describe, expect, it, vi } from 'vitest';
 import { createToken, revokeAllTokens, revokeToken, rotateIngestKey } from '../../server/admin/service';
-import { createApp } from '../../server/app';
 import { hashCredential, newCredential, sameHash } from '../../server/auth/credentials';
+import { useApp } from '../support/app';
 import { engines, useServer } from '../support/engines';
 import type { TestTeam } from '../support/server';
 
@@ -254,24 +253,8 @@ describe.each(engines)('credentials on %s', (engine) => {
 
   describe('the request log', () => {
     const lines: string[] = [];
-    let baseUrl: string;
-    let close: () => Promise<void>;
-
-    beforeAll(async () => {
-      // A second app on the same storage that logs everything it can (trace) into `lines`.
-      const stream = { write: (line: string) => void lines.push(line) };
-      const app = createApp({ storage: server().storage, logger: pino({ level: 'trace' }, stream), validateResponses: true });
-      const listener = app.listen(0, '127.0.0.1');
-      await new Promise((resolve) => listener.once('listening', resolve));
-      baseUrl = `http://127.0.0.1:${(listener.address() as AddressInfo).port}`;
-      close = async () => {
-        listener.closeAllConnections();
-        await new Promise((resolve) => listener.close(resolve));
-      };
-    });
-    afterAll(async () => {
-      await close?.();
-    });
+    // A second app on the same storage whose logger writes into `lines`.
+    const baseUrl = useApp(() => server().storage, { logger: pino({ level: 'trace' }, { write: (line: string) => void lines.push(line) }) });
 
     it('when valid, revoked, rotated-out and malformed credentials are sent, then no credential appears in the log', async () => {
       const team = await server().newTeam();
@@ -290,7 +273,7 @@ describe.each(engines)('credentials on %s', (engine) => {
         { path: `/api/teams/${team.id}/ingest`, header: `Bearer ${current}`, status: 400, body: '{"participant":' },
       ];
       for (const call of calls) {
-        const response = await fetch(baseUrl + call.path, {
+        const response = await fetch(baseUrl() + call.path, {
           method: call.body === undefined ? 'GET' : 'POST',
           headers: { authorization: call.header, 'content-type': 'application/json' },
           body: call.body,

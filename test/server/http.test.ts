@@ -1,10 +1,9 @@
 import { readFileSync } from 'node:fs';
-import type { AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { gzipSync } from 'node:zlib';
 import { pino } from 'pino';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createApp } from '../../server/app';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { useApp } from '../support/app';
 import { engines, useServer } from '../support/engines';
 import type { TestTeam } from '../support/server';
 
@@ -309,24 +308,8 @@ describe.each(engines)('HTTP contract rules on %s', (engine) => {
 describe.each(engines)('the request log on %s', (engine) => {
   const server = useServer(engine);
   const lines: string[] = [];
-  let baseUrl: string;
-  let close: () => Promise<void>;
-
-  beforeAll(async () => {
-    // A second app on the same storage, whose logger writes into `lines`.
-    const stream = { write: (line: string) => void lines.push(line) };
-    const app = createApp({ storage: server().storage, logger: pino({ level: 'info' }, stream), validateResponses: true });
-    const listener = app.listen(0, '127.0.0.1');
-    await new Promise((resolve) => listener.once('listening', resolve));
-    baseUrl = `http://127.0.0.1:${(listener.address() as AddressInfo).port}`;
-    close = async () => {
-      listener.closeAllConnections();
-      await new Promise((resolve) => listener.close(resolve));
-    };
-  });
-  afterAll(async () => {
-    await close?.();
-  });
+  // A second app on the same storage whose logger writes into `lines`.
+  const baseUrl = useApp(() => server().storage, { logger: pino({ level: 'info' }, { write: (line: string) => void lines.push(line) }) });
 
   it('when requests carry credentials, then the log has the request lines but no credential', async () => {
     const team = await server().newTeam();
@@ -339,7 +322,7 @@ describe.each(engines)('the request log on %s', (engine) => {
       { path: `/api/user?access_token=${team.token}`, credential: team.token, status: 400 },
     ];
     for (const call of calls) {
-      const response = await fetch(baseUrl + call.path, { headers: { authorization: `Bearer ${call.credential}`, cookie: `session=${call.credential}` } });
+      const response = await fetch(baseUrl() + call.path, { headers: { authorization: `Bearer ${call.credential}`, cookie: `session=${call.credential}` } });
       expect(response.status).toBe(call.status);
       await response.arrayBuffer();
     }

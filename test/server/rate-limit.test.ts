@@ -1,13 +1,10 @@
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { request as httpRequest, type IncomingHttpHeaders } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
-import { pino } from 'pino';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createApp, type AppOptions } from '../../server/app';
+import { beforeAll, describe, expect, it } from 'vitest';
 import type { RateLimitSettings } from '../../server/settings';
-import type { Storage } from '../../server/storage/database';
+import { useApp } from '../support/app';
 import { engines, useServer } from '../support/engines';
 import type { TestTeam } from '../support/server';
 
@@ -56,29 +53,6 @@ function call(baseUrl: string, path: string, { method = 'GET', headers = {}, bod
     req.on('error', reject);
     req.end(body);
   });
-}
-
-/** A second app on the same storage with its own settings (and so its own, in-memory, budgets). */
-function useApp(storage: () => Storage, options: Partial<AppOptions>): () => string {
-  let baseUrl: string | undefined;
-  let close: (() => Promise<void>) | undefined;
-  beforeAll(async () => {
-    const app = createApp({ storage: storage(), logger: pino({ level: 'silent' }), validateResponses: true, ...options });
-    const listener = app.listen(0, '127.0.0.1');
-    await new Promise((resolve) => listener.once('listening', resolve));
-    baseUrl = `http://127.0.0.1:${(listener.address() as AddressInfo).port}`;
-    close = async () => {
-      listener.closeAllConnections();
-      await new Promise((resolve) => listener.close(resolve));
-    };
-  });
-  afterAll(async () => {
-    await close?.();
-  });
-  return () => {
-    if (!baseUrl) throw new Error('the app is not started yet');
-    return baseUrl;
-  };
 }
 
 function budget(answer: Answer): { limit: number; remaining: number; reset: number } {
