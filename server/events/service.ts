@@ -1,4 +1,5 @@
 import type { components } from '../../generated/api';
+import { changingConfig } from '../config/version';
 import { Conflict, NotFound } from '../http/errors';
 import type { PageRequest } from '../http/pagination';
 import type { Db } from '../storage/database';
@@ -44,8 +45,9 @@ export async function createEvent(db: Db, team: TeamRow, input: EventCreate): Pr
 
 export async function updateEvent(db: Db, team: TeamRow, key: string, input: EventUpdate): Promise<Event> {
   const event = await requireEvent(db, team, key);
-  const row = await onDuplicate(store.updateEvent(db, event.id, team.id, { ...input, updated_at: now() }), () =>
-    duplicateKey(team, input.key ?? key),
+  // An event's key is the goal `event` of the experiments in the team's config.
+  const row = await changingConfig(db, team.id, (trx) =>
+    onDuplicate(store.updateEvent(trx, event.id, team.id, { ...input, updated_at: now() }), () => duplicateKey(team, input.key ?? key)),
   );
   return store.toEvent(row);
 }

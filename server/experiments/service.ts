@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { components } from '../../generated/api';
+import { changingConfig } from '../config/version';
 import { requireEvent } from '../events/service';
 import { Conflict, NotFound } from '../http/errors';
 import type { PageRequest } from '../http/pagination';
@@ -42,20 +43,22 @@ export async function getExperiment(db: Db, team: TeamRow, key: string): Promise
 export async function createExperiment(db: Db, team: TeamRow, input: ExperimentCreate): Promise<Experiment> {
   const goal = await requireEvent(db, team, input.event);
   const at = now();
-  const id = await onDuplicate(
-    store.insertExperiment(db, {
-      team_id: team.id,
-      key: input.key,
-      description: input.description ?? null,
-      status: 'draft',
-      event_id: goal.id,
-      seed: randomBytes(16).toString('hex'),
-      created_at: at,
-      updated_at: at,
-      started_at: null,
-      stopped_at: null,
-    }),
-    () => duplicateKey(team, input.key),
+  const id = await changingConfig(db, team.id, (trx) =>
+    onDuplicate(
+      store.insertExperiment(trx, {
+        team_id: team.id,
+        key: input.key,
+        description: input.description ?? null,
+        status: 'draft',
+        event_id: goal.id,
+        seed: randomBytes(16).toString('hex'),
+        created_at: at,
+        updated_at: at,
+        started_at: null,
+        stopped_at: null,
+      }),
+      () => duplicateKey(team, input.key),
+    ),
   );
   return store.toExperiment(await store.findExperimentById(db, team.id, id));
 }
@@ -63,20 +66,22 @@ export async function createExperiment(db: Db, team: TeamRow, input: ExperimentC
 export async function updateExperiment(db: Db, team: TeamRow, key: string, input: ExperimentUpdate): Promise<Experiment> {
   const experiment = await requireExperiment(db, team, key);
   const goal = input.event === undefined ? undefined : await requireEvent(db, team, input.event);
-  await onDuplicate(
-    store.updateExperiment(db, experiment.id, team.id, {
-      key: input.key,
-      description: input.description,
-      event_id: goal?.id,
-      updated_at: now(),
-    }),
-    () => duplicateKey(team, input.key ?? key),
+  await changingConfig(db, team.id, (trx) =>
+    onDuplicate(
+      store.updateExperiment(trx, experiment.id, team.id, {
+        key: input.key,
+        description: input.description,
+        event_id: goal?.id,
+        updated_at: now(),
+      }),
+      () => duplicateKey(team, input.key ?? key),
+    ),
   );
   return store.toExperiment(await store.findExperimentById(db, team.id, experiment.id));
 }
 
 export async function deleteExperiment(db: Db, team: TeamRow, key: string): Promise<Experiment> {
-  return db.transaction().execute(async (trx) => {
+  return changingConfig(db, team.id, async (trx) => {
     const experiment = await lockedExperiment(trx, team, key);
     if (experiment.status === 'running') throw new Conflict(`Experiment '${key}' is running; stop it before deleting it.`);
     await store.deleteExperiment(trx, experiment.id, team.id);
@@ -85,7 +90,7 @@ export async function deleteExperiment(db: Db, team: TeamRow, key: string): Prom
 }
 
 export async function startExperiment(db: Db, team: TeamRow, key: string): Promise<Experiment> {
-  return db.transaction().execute(async (trx) => {
+  return changingConfig(db, team.id, async (trx) => {
     const experiment = await lockedExperiment(trx, team, key);
     if (experiment.status !== 'draft') throw new Conflict(`Experiment '${key}' is ${experiment.status}; only a draft can start.`);
     const problem = whyNotStartable(await variantsOf(trx, team.id, experiment.id));
@@ -97,7 +102,7 @@ export async function startExperiment(db: Db, team: TeamRow, key: string): Promi
 }
 
 export async function stopExperiment(db: Db, team: TeamRow, key: string): Promise<Experiment> {
-  return db.transaction().execute(async (trx) => {
+  return changingConfig(db, team.id, async (trx) => {
     const experiment = await lockedExperiment(trx, team, key);
     if (experiment.status !== 'running') throw new Conflict(`Experiment '${key}' is ${experiment.status}; only a running experiment can stop.`);
     const at = now();

@@ -1,4 +1,5 @@
 import type { components } from '../../generated/api';
+import { changingConfig } from '../config/version';
 import { Conflict, NotFound } from '../http/errors';
 import type { PageRequest } from '../http/pagination';
 import type { Db } from '../storage/database';
@@ -32,25 +33,27 @@ export async function getFeature(db: Db, team: TeamRow, key: string): Promise<Fe
 
 export async function createFeature(db: Db, team: TeamRow, input: FeatureCreate): Promise<Feature> {
   const at = now();
-  const row = await onDuplicate(
-    store.insertFeature(db, {
-      team_id: team.id,
-      key: input.key,
-      description: input.description ?? null,
-      enabled: input.enabled ?? false,
-      value: input.value ?? null,
-      created_at: at,
-      updated_at: at,
-    }),
-    () => duplicateKey(team, input.key),
+  const row = await changingConfig(db, team.id, (trx) =>
+    onDuplicate(
+      store.insertFeature(trx, {
+        team_id: team.id,
+        key: input.key,
+        description: input.description ?? null,
+        enabled: input.enabled ?? false,
+        value: input.value ?? null,
+        created_at: at,
+        updated_at: at,
+      }),
+      () => duplicateKey(team, input.key),
+    ),
   );
   return store.toFeature(row);
 }
 
 export async function updateFeature(db: Db, team: TeamRow, key: string, input: FeatureUpdate): Promise<Feature> {
   const feature = await requireFeature(db, team, key);
-  const row = await onDuplicate(store.updateFeature(db, feature.id, team.id, { ...input, updated_at: now() }), () =>
-    duplicateKey(team, input.key ?? key),
+  const row = await changingConfig(db, team.id, (trx) =>
+    onDuplicate(store.updateFeature(trx, feature.id, team.id, { ...input, updated_at: now() }), () => duplicateKey(team, input.key ?? key)),
   );
   // Deleted by a concurrent request between the read and the write.
   if (!row) throw featureNotFound(team, key);
@@ -60,7 +63,7 @@ export async function updateFeature(db: Db, team: TeamRow, key: string, input: F
 export async function deleteFeature(db: Db, team: TeamRow, key: string): Promise<Feature> {
   const feature = await requireFeature(db, team, key);
   // Answers with the row as it was deleted; a concurrent delete that got there first makes this a 404.
-  const row = await store.deleteFeature(db, feature.id, team.id);
+  const row = await changingConfig(db, team.id, (trx) => store.deleteFeature(trx, feature.id, team.id));
   if (!row) throw featureNotFound(team, key);
   return store.toFeature(row);
 }

@@ -6,6 +6,7 @@ import pg from 'pg';
 import type { Engine } from './engine';
 import { groupCommit, type Batched } from './group-commit';
 import { initialSchema } from './migrations/001_initial';
+import { configVersion } from './migrations/002_config_version';
 import type { Database } from './schema';
 import { SqliteBooleans } from './sqlite-booleans';
 import { ImmediateSqliteDialect } from './sqlite-dialect';
@@ -92,7 +93,7 @@ function openPostgres(connectionString: string, poolSize = 10, connectTimeoutMs 
 async function migrate(storage: Storage): Promise<void> {
   const migrator = new Migrator({
     db: storage.db,
-    provider: { getMigrations: async () => ({ '001_initial': initialSchema(storage.engine) }) },
+    provider: { getMigrations: async () => ({ '001_initial': initialSchema(storage.engine), '002_config_version': configVersion }) },
   });
   const { error } = await migrator.migrateToLatest();
   if (error) throw error;

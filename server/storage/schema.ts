@@ -25,6 +25,7 @@ export interface Database {
     name: string;
     ingest_key_hash: string;
     ingest_limit: number | null;
+    config_version: Generated<number>;
     created_at: Timestamp;
     updated_at: Timestamp;
   };

@@ -1,4 +1,5 @@
 import type { components } from '../../generated/api';
+import { changingConfig } from '../config/version';
 import { lockedExperiment, requireExperiment } from '../experiments/service';
 import type { ExperimentRow } from '../experiments/store';
 import { Conflict, NotFound } from '../http/errors';
@@ -32,7 +33,7 @@ export async function getVariant(db: Db, team: TeamRow, experimentKey: string, k
 }
 
 export async function createVariant(db: Db, team: TeamRow, experimentKey: string, input: VariantCreate): Promise<Variant> {
-  return db.transaction().execute(async (trx) => {
+  return changingConfig(db, team.id, async (trx) => {
     const { experiment, variants } = await draftWithVariants(trx, team, experimentKey);
     if (variants.length >= MAX_VARIANTS) throw new Conflict(`Experiment '${experiment.key}' already has ${MAX_VARIANTS} variants, the most it can have.`);
     const candidate = { key: input.key, control: input.control ?? false, traffic: input.traffic ?? null };
@@ -56,7 +57,7 @@ export async function createVariant(db: Db, team: TeamRow, experimentKey: string
 }
 
 export async function updateVariant(db: Db, team: TeamRow, experimentKey: string, key: string, input: VariantUpdate): Promise<Variant> {
-  return db.transaction().execute(async (trx) => {
+  return changingConfig(db, team.id, async (trx) => {
     const { experiment, variants } = await draftWithVariants(trx, team, experimentKey);
     const variant = requireVariant(variants, experiment, key);
     const others = variants.filter((other) => other.id !== variant.id);
@@ -81,7 +82,7 @@ export async function updateVariant(db: Db, team: TeamRow, experimentKey: string
 }
 
 export async function deleteVariant(db: Db, team: TeamRow, experimentKey: string, key: string): Promise<Variant> {
-  return db.transaction().execute(async (trx) => {
+  return changingConfig(db, team.id, async (trx) => {
     const { experiment, variants } = await draftWithVariants(trx, team, experimentKey);
     const variant = requireVariant(variants, experiment, key);
     await store.deleteVariant(trx, variant.id, team.id);

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { createApiClient, type components } from '../../generated/client';
+import { useApp } from '../support/app';
 import { engines, useServer } from '../support/engines';
 import { expectProblem } from '../support/problems';
 import type { TestTeam } from '../support/server';
@@ -194,6 +195,68 @@ describe.each(engines)('config on %s', (engine) => {
       const team = await server().newTeam();
       const response = await fetch(`${server().baseUrl}${url(team.id)}`, { headers: { authorization: `Bearer ${team.ingestKey}` } });
       expectProblem(response, await response.json(), 400, 'Bad Request', [field]);
+    });
+
+    describe('when what it holds changes after it was read (each server caches it under the stored config version)', () => {
+      const other = useApp(() => server().storage, {});
+      type Change = (team: TestTeam) => Promise<unknown>;
+      type Config = components['schemas']['Config'];
+      /** The path parameters of every change below: the team's experiment, its goal and its flag. */
+      const at = (team: TestTeam) => ({ params: { path: { team: team.id, experiment: 'exp', event: 'goal', feature: 'flag' } } });
+
+      /** The config as this server and a second server on the same storage serve it. */
+      async function configs(team: TestTeam): Promise<Config[]> {
+        const mine = await team.ingest.GET('/api/teams/{team}/config', { params: { path: { team: team.id } } });
+        const theirs = await createApiClient(other(), team.ingestKey).GET('/api/teams/{team}/config', { params: { path: { team: team.id } } });
+        expect([mine.response.status, theirs.response.status]).toEqual([200, 200]);
+        return [mine.data!.data, theirs.data!.data];
+      }
+
+      it.each<[string, Change, (config: Config) => void]>([
+        ['a flag is created', (t) => t.api.POST('/api/teams/{team}/features', { ...at(t), body: { key: 'other', enabled: true } }), (c) => expect(c.features.map((f) => f.key)).toEqual(['flag', 'other'])],
+        ['a flag is switched on', (t) => t.api.PUT('/api/teams/{team}/features/{feature}', { ...at(t), body: { enabled: true, value: 'v2' } }), (c) => expect(c.features).toEqual([{ key: 'flag', enabled: true, value: 'v2' }])],
+        ['a flag is deleted', (t) => t.api.DELETE('/api/teams/{team}/features/{feature}', at(t)), (c) => expect(c.features).toEqual([])],
+        ['the goal event is renamed', (t) => t.api.PUT('/api/teams/{team}/events/{event}', { ...at(t), body: { key: 'renamed_goal' } }), (c) => expect(c.experiments[0].event).toBe('renamed_goal')],
+        ['the experiment is renamed', (t) => t.api.PUT('/api/teams/{team}/experiments/{experiment}', { ...at(t), body: { key: 'renamed' } }), (c) => expect(c.experiments.map((e) => e.key)).toEqual(['renamed'])],
+        ['the experiment stops', (t) => t.api.POST('/api/teams/{team}/experiments/{experiment}/stop', at(t)), (c) => expect(c.experiments).toEqual([])],
+        [
+          'another experiment starts',
+          async (t) => {
+            const path = { team: t.id, experiment: 'second' };
+            await t.api.POST('/api/teams/{team}/experiments', { params: { path }, body: { key: 'second', event: 'goal' } });
+            await t.api.POST('/api/teams/{team}/experiments/{experiment}/variants', { params: { path }, body: { key: 'a', control: true } });
+            await t.api.POST('/api/teams/{team}/experiments/{experiment}/variants', { params: { path }, body: { key: 'b', traffic: 10 } });
+            return t.api.POST('/api/teams/{team}/experiments/{experiment}/start', { params: { path } });
+          },
+          (c) => expect(c.experiments.map((e) => [e.key, e.variants.map((v) => v.traffic)])).toEqual([['exp', [50, 50]], ['second', [90, 10]]]),
+        ],
+      ])('when %s, then the next read on either server shows it', async (_what, change, expectChanged) => {
+        // Arrange: both servers have built and kept the config
+        const team = await server().newTeam();
+        await experiment(team, 'exp', 'goal', [{ key: 'a', control: true }, { key: 'b' }], 'running');
+        await team.api.POST('/api/teams/{team}/features', { params: { path: { team: team.id } }, body: { key: 'flag' } });
+        const before = await configs(team);
+        expect(before[1]).toEqual(before[0]);
+
+        // Act
+        const changed = (await change(team)) as { response: Response };
+        expect(changed.response.status).toBe(200);
+
+        // Assert
+        const after = await configs(team);
+        expect(after[0]).not.toEqual(before[0]);
+        expect(after[1]).toEqual(after[0]);
+        expectChanged(after[0]);
+      });
+
+      it('when a change is refused, then both servers keep serving the same config', async () => {
+        const team = await server().newTeam();
+        await experiment(team, 'exp', 'goal', [{ key: 'a', control: true }, { key: 'b' }], 'running');
+        const before = await configs(team);
+        const refused = await team.api.POST('/api/teams/{team}/experiments/{experiment}/start', at(team));
+        expect(refused.response.status).toBe(409);
+        expect(await configs(team)).toEqual(before);
+      });
     });
 
     it('when an SDK assigns 50 participants from the config, then ingest assigns each the same variant', async () => {
