@@ -109,7 +109,7 @@ export interface paths {
         };
         /**
          * Team configuration
-         * @description What SDKs need to assign participants and read flags without a round trip per decision: the running experiments (key, hash seed, goal event, variants with `control` and resolved `traffic`) and all feature flags. Accepts the team's ingest key, so it is safe to call from client-side code. The structure only ever grows (additive changes). 403 for a valid credential of another team; 404 for an unknown team.
+         * @description What SDKs need to assign participants and read flags without a round trip per decision: the running experiments (key, hash seed, goal event, variants with `control` and resolved `traffic`) and all feature flags. Accepts the team's ingest key, so it is safe to call from client-side code. The structure only ever grows (additive changes). It is always current: once a change to an experiment, variant, goal event or flag has been answered 200, every later config read, on any server of the same storage, includes it (servers keep the built config per team and rebuild it when the team's stored version moves). 403 for a valid credential of another team; 404 for an unknown team.
          */
         get: operations["config_get"];
         put?: never;
