@@ -1,4 +1,5 @@
 import autocannon from 'autocannon';
+import { cpuMsOf } from './processes';
 import { percentile, spread, type Spread } from './stats';
 
 export interface LoadSpec {
@@ -16,6 +17,8 @@ export interface LoadSpec {
    * writing at once fail with SQLITE_BUSY).
    */
   settle?: string;
+  /** The server's pid: its CPU time per response is measured too. */
+  serverPid?: number;
 }
 
 export interface RoundResult {
@@ -27,6 +30,11 @@ export interface RoundResult {
   /** Answers other than 2xx by status code: a benchmark of error answers is worthless. */
   failures: Record<string, number>;
   errors: number;
+  /**
+   * Microseconds of the server's CPU time (user + system) per 2xx response. Unlike throughput
+   * and latency, it hardly moves when other work on the machine takes the CPUs away.
+   */
+  cpuUs?: number;
 }
 
 export interface Measurement {
@@ -35,6 +43,7 @@ export interface Measurement {
   /** Milliseconds, of 2xx responses. */
   p50: Spread;
   p99: Spread;
+  cpuUs?: Spread;
   non2xx: number;
   errors: number;
   rounds: RoundResult[];
@@ -54,6 +63,7 @@ export async function load(spec: LoadSpec, onResponse?: () => void): Promise<Rou
   const done = new Promise<autocannon.Result>((resolve, reject) => {
     settle = (error, result) => (error ? reject(error) : resolve(result));
   });
+  const cpuAtStart = spec.serverPid === undefined ? undefined : cpuMsOf(spec.serverPid);
   const started = performance.now();
   const options: autocannon.Options = {
     url: spec.url,
@@ -75,7 +85,8 @@ export async function load(spec: LoadSpec, onResponse?: () => void): Promise<Rou
   });
   const result = await done;
   const seconds = (performance.now() - started) / 1000;
-  if (spec.settle) await (await fetch(spec.settle)).arrayBuffer();
+  if (spec.settle) await settled(spec.settle);
+  const cpuMs = cpuAtStart === undefined ? undefined : cpuMsOf(spec.serverPid!) - cpuAtStart;
   const sorted = Float64Array.from(latencies).sort();
   return {
     rps: latencies.length / seconds,
@@ -85,7 +96,20 @@ export async function load(spec: LoadSpec, onResponse?: () => void): Promise<Rou
     non2xx,
     failures,
     errors: result.errors + result.timeouts,
+    cpuUs: cpuMs === undefined || latencies.length === 0 ? undefined : (1000 * cpuMs) / latencies.length,
   };
+}
+
+/**
+ * Waits for an answer from `url`. Once more if the first try fails: fetch may pick a pooled
+ * keep-alive connection that the server is closing at that moment (its keep-alive timeout).
+ */
+async function settled(url: string): Promise<void> {
+  try {
+    await (await fetch(url)).arrayBuffer();
+  } catch {
+    await (await fetch(url)).arrayBuffer();
+  }
 }
 
 /** Unmeasured warm-up, then `rounds` measured runs; one progress line per round. */
@@ -105,6 +129,7 @@ export function summarise(rounds: RoundResult[]): Measurement {
     rps: spread(rounds.map((r) => r.rps)),
     p50: spread(rounds.map((r) => r.p50)),
     p99: spread(rounds.map((r) => r.p99)),
+    cpuUs: rounds.every((r) => r.cpuUs !== undefined) ? spread(rounds.map((r) => r.cpuUs!)) : undefined,
     non2xx: rounds.reduce((sum, r) => sum + r.non2xx, 0),
     errors: rounds.reduce((sum, r) => sum + r.errors, 0),
     rounds,
@@ -115,7 +140,8 @@ export function describeRound(round: RoundResult): string {
   const codes = Object.entries(round.failures).map(([code, n]) => `${n}× ${code}`);
   if (round.errors > 0) codes.push(`${round.errors} connection errors`);
   const failed = codes.length > 0 ? `  (FAILED: ${codes.join(', ')})` : '';
-  return `${Math.round(round.rps).toLocaleString('en-US')} req/s  p50 ${round.p50.toFixed(2)} ms  p99 ${round.p99.toFixed(2)} ms${failed}`;
+  const cpu = round.cpuUs === undefined ? '' : `  server CPU ${Math.round(round.cpuUs)} µs/response`;
+  return `${Math.round(round.rps).toLocaleString('en-US')} req/s  p50 ${round.p50.toFixed(2)} ms  p99 ${round.p99.toFixed(2)} ms${cpu}${failed}`;
 }
 
 export function progress(line: string): void {

@@ -36,6 +36,8 @@ export async function freePort(): Promise<number> {
   return address.port;
 }
 
+const READY_TIMEOUT_MS = 120_000;
+
 /**
  * Starts a server as a child process on a free loopback port and waits until `readyPath`
  * answers 200. `node --import tsx` rather than the tsx CLI, which would put a wrapper process
@@ -58,12 +60,13 @@ export async function startServer(spec: ServerSpec): Promise<ServerProcess> {
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
   const url = `http://127.0.0.1:${port}`;
 
-  const deadline = Date.now() + 30_000;
+  // Generous: on a busy 2-core machine, loading the server's TypeScript alone can take half a minute.
+  const deadline = Date.now() + READY_TIMEOUT_MS;
   for (;;) {
     if (child.exitCode !== null) throw new Error(`${spec.name} exited with ${child.exitCode} before it was ready:\n${stderr}`);
     if (Date.now() > deadline) {
       child.kill('SIGKILL');
-      throw new Error(`${spec.name} was not ready within 30 s:\n${stderr}`);
+      throw new Error(`${spec.name} was not ready within ${READY_TIMEOUT_MS / 1000} s:\n${stderr}`);
     }
     if (await answers(url + spec.readyPath)) break;
     await new Promise((resolve) => setTimeout(resolve, 50));
@@ -92,6 +95,17 @@ async function answers(url: string): Promise<boolean> {
   } catch {
     return false;
   }
+}
+
+/**
+ * Milliseconds of CPU time (user + system) the process has used, from /proc/<pid>/stat, whose
+ * figures are in clock ticks of 1/100 s (USER_HZ on Linux).
+ */
+export function cpuMsOf(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  // Fields after the command name, which is in parentheses and may hold spaces: utime is 14th, stime 15th.
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return (Number(fields[11]) + Number(fields[12])) * 10;
 }
 
 export function rssKbOf(pid: number): number {

@@ -47,6 +47,7 @@ export function ratiosOf(measurement: Measurement, method: 'GET' | 'POST', basel
     p50_vs_express: ratio(measurement.p50.median, express?.p50.median),
     p99_vs_express: ratio(measurement.p99.median, express?.p99.median),
     p99_vs_node_http: ratio(measurement.p99.median, node?.p99.median),
+    cpu_vs_express: ratio(measurement.cpuUs?.median, express?.cpuUs?.median),
   };
 }
 
@@ -64,12 +65,18 @@ export function evaluateTargets(results: Results): Target[] {
     targets.push({ name, engine, value, limit, holds: value === undefined ? undefined : holds(value) });
   const baselines = results.baselines;
   for (const [engine, r] of Object.entries(results.engines) as Array<[Engine, EngineResults]>) {
+    // The same throughput targets in CPU terms (Express's CPU per response ÷ ours): what the
+    // throughput ratio would be if the server alone had the CPUs, whatever else runs.
+    const cpuShare = (ratioToExpress: number | undefined) => (ratioToExpress === undefined ? undefined : 1 / ratioToExpress);
     if (r.ingest && engine === 'sqlite') {
-      add('durable ingest req/s ÷ bare Express POST', engine, ratiosOf(r.ingest, 'POST', baselines).rps_vs_express, '≥ 0.50', (v) => v >= 0.5);
+      const ingest = ratiosOf(r.ingest, 'POST', baselines);
+      add('durable ingest req/s ÷ bare Express POST', engine, ingest.rps_vs_express, '≥ 0.50', (v) => v >= 0.5);
+      add('  same, as Express POST CPU/response ÷ ingest CPU/response', engine, cpuShare(ingest.cpu_vs_express), '≥ 0.50', (v) => v >= 0.5);
     }
     if (r.reads) {
       const config = ratiosOf(r.reads.config, 'GET', baselines);
       add('GET config req/s ÷ bare Express GET', engine, config.rps_vs_express, '≥ 0.70', (v) => v >= 0.7);
+      add('  same, as Express GET CPU/response ÷ config CPU/response', engine, cpuShare(config.cpu_vs_express), '≥ 0.70', (v) => v >= 0.7);
       add('GET config p99 ÷ bare Express GET p99', engine, config.p99_vs_express, '≤ 1.5', (v) => v <= 1.5);
     }
     if (r.growth) {
@@ -103,15 +110,26 @@ export function renderTables(results: Results): string {
         ['Express 5 GET', baselines.expressGet],
         ['Express 5 POST (express.json)', baselines.expressPost],
       ] as const
-    ).map(([name, m]) => [name, rps(m.rps), ms(m.p50), ms(m.p99), failures(m)]);
-    out.push(table('Baselines (bare servers, small JSON body)', ['server', 'req/s median (min–max)', 'p50 ms', 'p99 ms', 'failed'], rows));
+    ).map(([name, m]) => [name, rps(m.rps), ms(m.p50), ms(m.p99), cpu(m), failures(m)]);
+    out.push(table('Baselines (bare servers, small JSON body)', ['server', 'req/s median (min–max)', 'p50 ms', 'p99 ms', 'CPU µs/response', 'failed'], rows));
   }
 
   for (const [engine, r] of Object.entries(results.engines) as Array<[Engine, EngineResults]>) {
     const rows: string[][] = [];
     const row = (name: string, m: Measurement, method: 'GET' | 'POST') => {
       const ratios = ratiosOf(m, method, baselines);
-      rows.push([name, rps(m.rps), ms(m.p50), ms(m.p99), times(ratios.rps_vs_express), times(ratios.rps_vs_node_http), times(ratios.p99_vs_express), failures(m)]);
+      rows.push([
+        name,
+        rps(m.rps),
+        ms(m.p50),
+        ms(m.p99),
+        times(ratios.rps_vs_express),
+        times(ratios.rps_vs_node_http),
+        times(ratios.p99_vs_express),
+        cpu(m),
+        times(ratios.cpu_vs_express),
+        failures(m),
+      ]);
     };
     if (r.ingest) row('POST ingest (new participant + event)', r.ingest, 'POST');
     for (const read of READS) if (r.reads) row(`GET ${read}`, r.reads[read], 'GET');
@@ -119,7 +137,7 @@ export function renderTables(results: Results): string {
       out.push(
         table(
           `Ingest and reads — ${engine} (ratios to the baseline of the same method)`,
-          ['endpoint', 'req/s median (min–max)', 'p50 ms', 'p99 ms', 'req/s ÷ Express', 'req/s ÷ node:http', 'p99 ÷ Express', 'failed'],
+          ['endpoint', 'req/s median (min–max)', 'p50 ms', 'p99 ms', 'req/s ÷ Express', 'req/s ÷ node:http', 'p99 ÷ Express', 'CPU µs/response', 'CPU ÷ Express', 'failed'],
           rows,
         ),
       );
@@ -128,10 +146,11 @@ export function renderTables(results: Results): string {
       const v = r.validator;
       const vrows = (['ingest', 'config'] as const).map((name) => {
         const { on, off } = v[name];
-        return [name === 'ingest' ? 'POST ingest' : 'GET config', rps(on.rps), rps(off.rps), times(ratio(on.rps.median, off.rps.median)), ms(on.p99), ms(off.p99)];
+        const cpuRatio = times(ratio(on.cpuUs?.median, off.cpuUs?.median));
+        return [name === 'ingest' ? 'POST ingest' : 'GET config', rps(on.rps), rps(off.rps), times(ratio(on.rps.median, off.rps.median)), ms(on.p99), ms(off.p99), cpuRatio];
       });
       const title = `Request validation on / off — ${engine}${v.knobHonoured ? '' : '  [VALIDATE_REQUESTS=false not honoured by the server yet: both sides validate]'}`;
-      out.push(table(title, ['endpoint', 'req/s on', 'req/s off', 'on ÷ off', 'p99 ms on', 'p99 ms off'], vrows));
+      out.push(table(title, ['endpoint', 'req/s on', 'req/s off', 'on ÷ off', 'p99 ms on', 'p99 ms off', 'CPU/response on ÷ off'], vrows));
     }
     if (r.growth) {
       const g = r.growth;
@@ -215,6 +234,12 @@ function ms(s: Spread): string {
   return s.min === s.max ? f(s.median) : `${f(s.median)} (${f(s.min)}–${f(s.max)})`;
 }
 
+/** Server CPU time per response: median (min–max) µs. */
+function cpu(m: Measurement): string {
+  const s = m.cpuUs;
+  return s === undefined ? 'n/a' : `${count(Math.round(s.median))} (${count(Math.round(s.min))}–${count(Math.round(s.max))})`;
+}
+
 function times(value: number | undefined): string {
   return value === undefined ? 'n/a' : `${value.toFixed(2)}×`;
 }
@@ -233,6 +258,8 @@ export function ratioSummary(results: Results) {
       validator: r.validator && {
         ingest_on_vs_off: ratio(r.validator.ingest.on.rps.median, r.validator.ingest.off.rps.median),
         config_on_vs_off: ratio(r.validator.config.on.rps.median, r.validator.config.off.rps.median),
+        ingest_cpu_on_vs_off: ratio(r.validator.ingest.on.cpuUs?.median, r.validator.ingest.off.cpuUs?.median),
+        config_cpu_on_vs_off: ratio(r.validator.config.on.cpuUs?.median, r.validator.config.off.cpuUs?.median),
       },
       growth: r.growth && growthRatios(r.growth),
       soak: r.soak && { rss_end_vs_warmup: ratio(r.soak.rssAtEndKb, r.soak.rssAfterWarmupKb) },

@@ -33,7 +33,7 @@ export async function baselinesPhase(servers: BaselineServers, options: Options)
   const measured: Partial<Record<keyof Baselines, Measurement>> = {};
   for (const name of ['node', 'express'] as const) {
     const label = name === 'node' ? 'node:http' : 'express';
-    const shared = { url: `${servers[name].url}/`, connections: options.connections, duration: options.duration };
+    const shared = { url: `${servers[name].url}/`, connections: options.connections, duration: options.duration, serverPid: servers[name].pid };
     measured[`${name}Get`] = await measure(`baseline ${label} GET`, shared, options);
     measured[`${name}Post`] = await measure(`baseline ${label} POST`, { ...shared, method: 'POST', body: freshIngestBody }, options);
     await servers[name].stop();

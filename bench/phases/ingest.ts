@@ -16,6 +16,7 @@ export function ingestSpec(env: Environment, options: Options): LoadSpec {
     connections: options.connections,
     duration: options.duration,
     settle: env.server.url + HEALTH,
+    serverPid: env.server.pid,
   };
 }
 

@@ -16,6 +16,7 @@ export function readSpec(env: Environment, read: Read, options: Pick<Options, 'c
     connections: options.connections,
     duration: options.duration,
     settle: env.server.url + HEALTH,
+    serverPid: env.server.pid,
   };
 }
 
