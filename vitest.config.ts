@@ -4,8 +4,10 @@ export default defineConfig({
   test: {
     include: ['test/**/*.test.ts'],
     globalSetup: ['test/support/global-setup.ts'],
-    testTimeout: 60_000,
-    hookTimeout: 60_000,
+    // Generous: CI machines have 2 cores shared with other services, and several tests start
+    // child servers and CLI processes whose TypeScript loads on the spot.
+    testTimeout: 120_000,
+    hookTimeout: 120_000,
     pool: 'forks',
   },
 });

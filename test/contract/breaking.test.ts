@@ -122,7 +122,7 @@ function removeUserEmail(repo: string): void {
   });
 }
 
-describe.concurrent('npm run breaking -- <git-ref>', { timeout: 60_000 }, () => {
+describe.concurrent('npm run breaking -- <git-ref>', { timeout: 300_000 }, () => {
   for (const change of breakingChanges) {
     it(`when ${change.kind} and no new CHANGELOG entry declares it, then it fails naming the change`, async () => {
       const repo = scratchRepo();

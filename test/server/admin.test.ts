@@ -40,7 +40,7 @@ function adminWithInput(storageEnv: Record<string, string>, input: string, ...ar
   if (!storageEnv.DATABASE_URL) delete env.DATABASE_URL;
   if (!storageEnv.DATA_DIR) delete env.DATA_DIR;
   return new Promise((resolve) => {
-    const child = execFile(tsx, ['server/cli/admin.ts', ...args], { cwd: root, env, timeout: 60_000 }, (error, stdout, stderr) => {
+    const child = execFile(tsx, ['server/cli/admin.ts', ...args], { cwd: root, env, timeout: 180_000 }, (error, stdout, stderr) => {
       resolve({ code: error ? ((error as { code?: number }).code ?? 1) : 0, stdout, stderr });
     });
     child.stdin?.end(input);
@@ -407,7 +407,7 @@ describe.each(engines)('admin CLI on %s', (engine) => {
         const created = JSON.parse(result.stdout) as CreatedTeam;
         expect((await get('/api/user', created.token)).status).toBe(200);
       }
-    });
+    }, 300_000); // six CLI processes start while four clients keep the machine busy
 
     it('when revoke-token and rotate-ingest-key run while clients use those credentials, then they succeed and the credentials stop at once', async () => {
       const busy = await seedTeam('Busy credentials');

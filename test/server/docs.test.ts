@@ -83,7 +83,7 @@ describe.skipIf(!hasChromium)('GET /docs in headless Chromium', () => {
 
     // Rendered: the sidebar lists the tags as groups; expanding each lists its operations.
     const menu = page.locator('[data-component-name="Menu/Menu"]').first();
-    await menu.waitFor({ timeout: 30_000 });
+    await menu.waitFor({ timeout: 60_000 });
     await expect.poll(() => menu.innerText()).toContain('Experimentation Service API');
     const groups = menu.locator('[data-component-name="Menu/MenuItem"].menu-item-type-group > a');
     await expect.poll(() => groups.count()).toBe(8);

@@ -163,7 +163,8 @@ describe.each(engines)('graceful shutdown on %s', (engine) => {
     const shutdownMs = exit.at - signalledAt;
     expect(exit).toMatchObject({ code: 1, signal: null });
     expect(shutdownMs).toBeGreaterThanOrEqual(900);
-    expect(shutdownMs).toBeLessThan(3000);
+    // Well before the 30 s request timeout could have ended the hanging request (and a loaded machine may add seconds)
+    expect(shutdownMs).toBeLessThan(10_000);
     expect(server.log()).toContain('shutdown did not finish within 1 s');
     const storage = await openStorageAt(storageEnv);
     try {

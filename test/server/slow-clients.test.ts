@@ -7,8 +7,12 @@ import { createTeamAt, freshStorage, openStorageAt, startChild, stopAllChildren,
 const HEADERS_TIMEOUT_MS = 1000;
 const REQUEST_TIMEOUT_MS = 2000;
 const KEEP_ALIVE_TIMEOUT_MS = 1000;
-/** Node looks for timed-out connections every HEADERS_TIMEOUT / 4 (here 250 ms); plus a loaded machine. */
-const SLACK_MS = 1500;
+/**
+ * Node looks for timed-out connections every HEADERS_TIMEOUT / 4 (here 250 ms); plus a loaded machine.
+ * Still short of Node's own defaults (keep-alive 5 s, headers 60 s, request 300 s), so a setting that
+ * is not applied fails the test.
+ */
+const SLACK_MS = 2500;
 
 interface Trickled {
   /** Milliseconds from connecting until the server closed the connection. */
@@ -117,7 +121,6 @@ describe.each(engines)('slow clients on %s', (engine) => {
 
   it('when a keep-alive connection stays idle after its answer, then the server closes it once the keep-alive timeout has passed', async () => {
     // Act: one complete request, then silence
-    const started = Date.now();
     let answeredAt = 0;
     const result = await new Promise<{ received: string; closedAt: number }>((resolve) => {
       const socket = connect(server.port, '127.0.0.1', () => socket.write('GET /api/health HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: keep-alive\r\n\r\n'));
@@ -135,7 +138,6 @@ describe.each(engines)('slow clients on %s', (engine) => {
     expect(answeredAt).toBeGreaterThan(0);
     expect(result.closedAt - answeredAt).toBeGreaterThanOrEqual(KEEP_ALIVE_TIMEOUT_MS - 200);
     expect(result.closedAt - answeredAt).toBeLessThan(KEEP_ALIVE_TIMEOUT_MS + SLACK_MS);
-    expect(result.closedAt - started).toBeLessThan(5000);
   });
 
   it('when 50 clients trickle their heads at once, then other clients are still served meanwhile and all 50 are closed in time', async () => {

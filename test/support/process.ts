@@ -64,7 +64,7 @@ export async function freePort(): Promise<number> {
 }
 
 /** Starts the server on `storageEnv` with `env` added, on a free port, and waits until /api/health answers 200. */
-export async function startChild(storageEnv: StorageEnv, env: Record<string, string> = {}, startTimeoutMs = 30_000): Promise<ChildServer> {
+export async function startChild(storageEnv: StorageEnv, env: Record<string, string> = {}, startTimeoutMs = 120_000): Promise<ChildServer> {
   const port = await freePort();
   const child = spawn(process.execPath, ['--import', 'tsx', 'server/main.ts'], {
     cwd: root,
