@@ -3,7 +3,7 @@ import { pino } from 'pino';
 import { createApp } from './app';
 import { ServiceUnavailable } from './http/errors';
 import { writeProblem } from './http/problem';
-import { settingsFromEnv } from './settings';
+import { seconds, settingsFromEnv } from './settings';
 import { openStorage } from './storage/database';
 
 /**
@@ -13,10 +13,8 @@ import { openStorage } from './storage/database';
  * - KEEP_ALIVE_TIMEOUT_SECONDS (5): an idle keep-alive connection is closed after this;
  * - SHUTDOWN_TIMEOUT_SECONDS (10): after SIGTERM/SIGINT the process exits within this, even if
  *   something hangs (exit code 1 then);
- * - DATABASE_CONNECT_TIMEOUT_SECONDS (5): PostgreSQL — a request waits at most this for a
- *   connection, then is answered 503 instead of hanging while the database is away;
- * - SQLITE_BUSY_TIMEOUT_SECONDS (5): SQLite — a write waits at most this for another process's
- *   write lock, then is answered 503.
+ * and, read with the other settings (server/settings.ts) since the admin CLI honours them too,
+ * DATABASE_CONNECT_TIMEOUT_SECONDS and SQLITE_BUSY_TIMEOUT_SECONDS.
  * A slow client (one trickling its head or body) therefore holds a connection at most
  * REQUEST_TIMEOUT_SECONDS; it is answered 408 and disconnected.
  */
@@ -25,8 +23,6 @@ interface Lifecycle {
   requestTimeoutMs: number;
   keepAliveTimeoutMs: number;
   shutdownTimeoutMs: number;
-  databaseConnectTimeoutMs: number;
-  sqliteBusyTimeoutMs: number;
 }
 
 function lifecycleFromEnv(env: NodeJS.ProcessEnv = process.env): Lifecycle {
@@ -35,8 +31,6 @@ function lifecycleFromEnv(env: NodeJS.ProcessEnv = process.env): Lifecycle {
     requestTimeoutMs: seconds(env, 'REQUEST_TIMEOUT_SECONDS', 30),
     keepAliveTimeoutMs: seconds(env, 'KEEP_ALIVE_TIMEOUT_SECONDS', 5),
     shutdownTimeoutMs: seconds(env, 'SHUTDOWN_TIMEOUT_SECONDS', 10),
-    databaseConnectTimeoutMs: seconds(env, 'DATABASE_CONNECT_TIMEOUT_SECONDS', 5),
-    sqliteBusyTimeoutMs: seconds(env, 'SQLITE_BUSY_TIMEOUT_SECONDS', 5),
   };
   if (lifecycle.headersTimeoutMs > lifecycle.requestTimeoutMs) {
     throw new Error('HEADERS_TIMEOUT_SECONDS must not exceed REQUEST_TIMEOUT_SECONDS');
@@ -44,22 +38,10 @@ function lifecycleFromEnv(env: NodeJS.ProcessEnv = process.env): Lifecycle {
   return lifecycle;
 }
 
-function seconds(env: NodeJS.ProcessEnv, name: string, fallback: number): number {
-  const raw = env[name];
-  if (raw === undefined || raw === '') return fallback * 1000;
-  const value = Number(raw);
-  if (!Number.isFinite(value) || value <= 0 || value > 86_400) throw new Error(`${name} must be a number of seconds above 0, not '${raw}'`);
-  return Math.round(value * 1000);
-}
-
 const settings = settingsFromEnv();
 const lifecycle = lifecycleFromEnv();
 const logger = pino({ level: settings.logLevel });
-const storage = await openStorage({
-  ...settings,
-  connectTimeoutMs: lifecycle.databaseConnectTimeoutMs,
-  busyTimeoutMs: lifecycle.sqliteBusyTimeoutMs,
-});
+const storage = await openStorage(settings);
 const app = createApp({ storage, logger, validateResponses: settings.validateResponses });
 
 let shuttingDown = false;

@@ -22,6 +22,10 @@ export interface Settings {
   logLevel: string;
   trustProxy: TrustProxy;
   rateLimit: RateLimitSettings;
+  /** DATABASE_CONNECT_TIMEOUT_SECONDS (5): PostgreSQL — a request waits at most this for a connection, then 503. */
+  connectTimeoutMs: number;
+  /** SQLITE_BUSY_TIMEOUT_SECONDS (5): SQLite — a write waits at most this for another process's write lock, then 503. */
+  busyTimeoutMs: number;
 }
 
 /** Reads the environment once, at start-up. */
@@ -36,6 +40,8 @@ export function settingsFromEnv(env: NodeJS.ProcessEnv = process.env): Settings 
     logLevel: env.LOG_LEVEL ?? 'info',
     trustProxy: trustProxyFromEnv(env),
     rateLimit: rateLimitFromEnv(env),
+    connectTimeoutMs: seconds(env, 'DATABASE_CONNECT_TIMEOUT_SECONDS', 5),
+    busyTimeoutMs: seconds(env, 'SQLITE_BUSY_TIMEOUT_SECONDS', 5),
   };
 }
 
@@ -79,4 +85,13 @@ function integer(env: NodeJS.ProcessEnv, name: string, fallback: number, max: nu
   const value = Number(raw);
   if (!Number.isInteger(value) || value < 1 || value > max) throw new Error(`${name} must be a whole number from 1 to ${max}, not '${raw}'`);
   return value;
+}
+
+/** A number of seconds (decimals allowed) above 0, in milliseconds. */
+export function seconds(env: NodeJS.ProcessEnv, name: string, fallback: number): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback * 1000;
+  const value = Number(raw);
+  if (!Number.isFinite(value) || value <= 0 || value > 86_400) throw new Error(`${name} must be a number of seconds above 0, not '${raw}'`);
+  return Math.round(value * 1000);
 }

@@ -1,3 +1,4 @@
+import BetterSqlite3 from 'better-sqlite3';
 import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
@@ -7,6 +8,7 @@ import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { createToken } from '../../server/admin/service';
 import { engines, useServer } from '../support/engines';
+import { freshStorage } from '../support/process';
 
 /**
  * The admin CLI as operators run it: a child process on the storage of a running server
@@ -467,5 +469,35 @@ describe.each(engines)('admin CLI on %s', (engine) => {
       const teams = await get('/api/teams', left.token);
       expect(teams.body.data.map((team) => team.id).sort()).toEqual([left.team.id, right.team.id].sort());
     });
+  });
+});
+
+describe('admin CLI beside a long SQLite write', () => {
+  it('when another process holds the write lock, then the CLI waits SQLITE_BUSY_TIMEOUT_SECONDS for it, and fails with a clear message after', async () => {
+    // Arrange: migrated storage, and a second connection holding its write lock
+    const { storageEnv, cleanup } = await freshStorage('sqlite');
+    try {
+      const started = Date.now();
+      expect((await admin(storageEnv, 'create-team', '--name', 'First', '--email', newEmail(), '--json')).code).toBe(0);
+      const oneRunMs = Date.now() - started;
+      const holder = new BetterSqlite3(join(storageEnv.DATA_DIR, 'experimentation.sqlite'));
+      holder.exec('BEGIN IMMEDIATE');
+
+      // Act: one run that gives up soon; one that, once started, waits about 7 s (beyond the 5 s default) for the lock
+      const impatient = await admin({ ...storageEnv, SQLITE_BUSY_TIMEOUT_SECONDS: '0.2' }, 'create-team', '--name', 'Impatient', '--email', newEmail(), '--json');
+      const patient = admin({ ...storageEnv, SQLITE_BUSY_TIMEOUT_SECONDS: '120' }, 'create-team', '--name', 'Patient', '--email', newEmail(), '--json');
+      await new Promise((resolve) => setTimeout(resolve, oneRunMs + 7000));
+      holder.exec('COMMIT');
+      holder.close();
+      const waited = await patient;
+
+      // Assert
+      expect(impatient.code).toBe(1);
+      expect(impatient.stderr).toMatch(/locked|busy/i);
+      expect(waited.code, waited.stderr).toBe(0);
+      expect((JSON.parse(waited.stdout) as CreatedTeam).team.name).toBe('Patient');
+    } finally {
+      await cleanup();
+    }
   });
 });
