@@ -17,7 +17,7 @@ import { growthPhase } from './phases/growth';
 import { ingestPhase } from './phases/ingest';
 import { readsPhase } from './phases/reads';
 import { soakPhase } from './phases/soak';
-import { startUnvalidatedServer, validatorPhase } from './phases/validator';
+import { layersPhase, startLayerServers, type Layer } from './phases/layers';
 
 async function main(): Promise<void> {
   const options = parseOptions(process.argv.slice(2));
@@ -34,11 +34,11 @@ async function main(): Promise<void> {
 
   for (const engine of engines) {
     const r: EngineResults = (results.engines[engine] = {});
-    const { main, unvalidated, growth } = started.engines[engine];
+    const { main, layers, growth } = started.engines[engine];
     if (main) {
       if (phases.has('ingest')) r.ingest = await ingestPhase(main, options);
       if (phases.has('reads')) r.reads = await readsPhase(main, options);
-      if (unvalidated) r.validator = await validatorPhase(main, unvalidated, options);
+      if (layers) r.layers = await layersPhase(main, layers, options);
       await main.close();
     }
     if (growth) r.growth = await growthPhase(growth, options);
@@ -61,7 +61,7 @@ async function main(): Promise<void> {
 
 interface EngineServers {
   main?: Environment;
-  unvalidated?: ServerProcess;
+  layers?: Record<Layer, ServerProcess>;
   growth?: Environment;
 }
 
@@ -75,9 +75,9 @@ async function startServers(engines: Engine[], options: Options): Promise<{ base
   progress('bench: starting servers');
   const perEngine = async (engine: Engine): Promise<EngineServers> => {
     const main = async () => {
-      if (!phases.has('ingest') && !phases.has('reads') && !phases.has('validator')) return {};
+      if (!phases.has('ingest') && !phases.has('reads') && !phases.has('layers')) return {};
       const env = await startEnvironment(engine, 'server', { cpuProf });
-      return { main: env, unvalidated: phases.has('validator') ? await startUnvalidatedServer(env, options) : undefined };
+      return { main: env, layers: phases.has('layers') ? await startLayerServers(env, options) : undefined };
     };
     const growth = async () => (phases.has('growth') ? startEnvironment(engine, 'growth', { cpuProf }) : undefined);
     const [servers, growthEnv] = await Promise.all([main(), growth()]);
@@ -108,6 +108,8 @@ function profiles(): Record<string, ProfileLine[]> {
 }
 
 async function chooseEngines(options: Options): Promise<Engine[]> {
+  // A smoke check stays under a minute: SQLite only, unless asked.
+  if (options.quick && !options.engines) return ['sqlite'];
   const answers = await postgresAnswers();
   if (options.engines) {
     if (options.engines.includes('postgres') && !answers) throw new Error(`PostgreSQL does not answer at ${POSTGRES_ADMIN_URL}.`);
@@ -153,7 +155,7 @@ function notes(results: Results, options: Options): string[] {
   if (options.quick) notes.push('Quick mode: one short round and a small growth count; a smoke check, not figures to compare.');
   for (const [engine, r] of Object.entries(results.engines)) {
     if (r.growth && r.growth.large.events < 1_000_000) notes.push(`Growth on ${engine} went to ${r.growth.large.events.toLocaleString('en-US')} events, not 1 000 000 (--events).`);
-    if (r.validator && !r.validator.knobHonoured) notes.push(`Validator overhead on ${engine}: the server does not honour VALIDATE_REQUESTS=false yet, so "off" validated too.`);
+    if (r.layers && !r.layers.knobHonoured) notes.push(`Layers on ${engine}: the server does not honour VALIDATE_REQUESTS=false, so "without request validation" validated too.`);
   }
   if (options.cpuProf) notes.push('Real servers ran under --cpu-prof (slower); profiles in bench/results/*.cpuprofile.');
   return notes;

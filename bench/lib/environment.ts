@@ -17,6 +17,8 @@ export interface Environment {
 export interface RealServerOptions {
   cpuProf: boolean;
   env?: Record<string, string>;
+  nodeArgs?: string[];
+  onStdoutLine?: (line: string) => void;
 }
 
 const cleanups = new Set<() => Promise<void>>();
@@ -51,8 +53,9 @@ export async function startRealServer(name: string, scratch: ScratchStorage, opt
     name,
     entry: 'server/main.ts',
     env: { ...UNREACHABLE_BUDGETS, ...scratch.env, ...options.env },
-    nodeArgs: profile,
+    nodeArgs: [...profile, ...(options.nodeArgs ?? [])],
     readyPath: '/api/health',
+    onStdoutLine: options.onStdoutLine,
   });
   if (options.cpuProf) profiledServers.set(server.pid, name);
   const stop = onClose(() => server.stop());

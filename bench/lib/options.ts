@@ -1,7 +1,7 @@
 import { parseArgs } from 'node:util';
 
 export type Engine = 'sqlite' | 'postgres';
-export const PHASES = ['baselines', 'assignment', 'ingest', 'reads', 'validator', 'growth', 'soak'] as const;
+export const PHASES = ['baselines', 'assignment', 'ingest', 'reads', 'layers', 'growth', 'soak'] as const;
 export type Phase = (typeof PHASES)[number];
 
 export interface Options {
@@ -57,8 +57,8 @@ export function parseOptions(argv: string[]): Options {
   return {
     quick,
     rounds: positive(values.rounds, quick ? 1 : 3, 'rounds'),
-    duration: positive(values.duration, quick ? 1 : 5, 'duration'),
-    warmup: positive(values.warmup, quick ? 0.3 : 2, 'warmup'),
+    duration: positive(values.duration, quick ? 0.5 : 5, 'duration'),
+    warmup: positive(values.warmup, quick ? 0.2 : 2, 'warmup'),
     connections: positive(values.connections, 10, 'connections'),
     engines: values.engines ? list(values.engines, ['sqlite', 'postgres'] as const, 'engine') : undefined,
     events: positive(values.events, quick ? 3_000 : 1_000_000, 'events'),

@@ -1,6 +1,7 @@
 import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
+import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 
 export const ROOT = fileURLToPath(new URL('../..', import.meta.url));
@@ -21,6 +22,8 @@ export interface ServerSpec {
   env?: Record<string, string>;
   nodeArgs?: string[];
   readyPath: string;
+  /** Each line the server writes to stdout (otherwise discarded), e.g. with `--trace-gc`. */
+  onStdoutLine?: (line: string) => void;
 }
 
 // Settings the real server reads: never inherited from the caller's shell.
@@ -51,10 +54,11 @@ export async function startServer(spec: ServerSpec): Promise<ServerProcess> {
   const child = spawn(process.execPath, [...(spec.nodeArgs ?? []), '--import', 'tsx', spec.entry], {
     cwd: ROOT,
     env,
-    stdio: ['ignore', 'ignore', 'pipe'],
+    stdio: ['ignore', spec.onStdoutLine ? 'pipe' : 'ignore', 'pipe'],
   });
+  if (spec.onStdoutLine && child.stdout) createInterface({ input: child.stdout }).on('line', spec.onStdoutLine);
   let stderr = '';
-  child.stderr.on('data', (chunk: Buffer) => {
+  child.stderr?.on('data', (chunk: Buffer) => {
     stderr = (stderr + chunk.toString()).slice(-4000);
   });
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));

@@ -3,7 +3,7 @@ import type { Baselines } from '../phases/baselines';
 import type { GrowthPoint, GrowthResult } from '../phases/growth';
 import { READS, type Read } from '../phases/reads';
 import { mb, type SoakResult } from '../phases/soak';
-import type { ValidatorResult } from '../phases/validator';
+import { LAYERS, type Endpoints, type Layer, type LayersResult } from '../phases/layers';
 import type { Measurement } from './load';
 import type { Engine } from './options';
 import type { ProfileLine } from './profile';
@@ -12,7 +12,7 @@ import { ratio, type Spread } from './stats';
 export interface EngineResults {
   ingest?: Measurement;
   reads?: Record<Read, Measurement>;
-  validator?: ValidatorResult;
+  layers?: LayersResult;
   growth?: GrowthResult;
   soak?: SoakResult;
 }
@@ -89,6 +89,7 @@ export function evaluateTargets(results: Results): Target[] {
     }
     if (r.soak) {
       add(`RSS after ${r.soak.seconds} s of ingest ÷ after warm-up`, engine, ratio(r.soak.rssAtEndKb, r.soak.rssAfterWarmupKb), '≤ 1.20', (v) => v <= 1.2);
+      add('  live heap after a full GC, end ÷ warm-up (leak check)', engine, ratio(r.soak.liveHeapAtEndMb, r.soak.liveHeapAfterWarmupMb), '≤ 1.20', (v) => v <= 1.2);
     }
   }
   if (results.assignment) {
@@ -142,15 +143,21 @@ export function renderTables(results: Results): string {
         ),
       );
     }
-    if (r.validator) {
-      const v = r.validator;
-      const vrows = (['ingest', 'config'] as const).map((name) => {
-        const { on, off } = v[name];
-        const cpuRatio = times(ratio(on.cpuUs?.median, off.cpuUs?.median));
-        return [name === 'ingest' ? 'POST ingest' : 'GET config', rps(on.rps), rps(off.rps), times(ratio(on.rps.median, off.rps.median)), ms(on.p99), ms(off.p99), cpuRatio];
-      });
-      const title = `Request validation on / off — ${engine}${v.knobHonoured ? '' : '  [VALIDATE_REQUESTS=false not honoured by the server yet: both sides validate]'}`;
-      out.push(table(title, ['endpoint', 'req/s on', 'req/s off', 'on ÷ off', 'p99 ms on', 'p99 ms off', 'CPU/response on ÷ off'], vrows));
+    if (r.layers) {
+      const l = r.layers;
+      const shipped = l.shipped;
+      const side = (name: string, e: Endpoints) => [
+        name,
+        rps(e.ingest.rps),
+        cpu(e.ingest),
+        saved(shipped.ingest, e.ingest),
+        rps(e.config.rps),
+        cpu(e.config),
+        saved(shipped.config, e.config),
+      ];
+      const lrows = [side('everything on (as shipped)', shipped), ...(Object.keys(LAYERS) as Layer[]).map((layer) => side(`without ${layer}`, l.without[layer]))];
+      const title = `What each layer costs — ${engine} (servers on the same storage, rounds taken in turn)${l.knobHonoured ? '' : '  [VALIDATE_REQUESTS=false not honoured: both sides validate]'}`;
+      out.push(table(title, ['server', 'ingest req/s', 'ingest CPU µs', 'µs saved', 'config req/s', 'config CPU µs', 'µs saved'], lrows));
     }
     if (r.growth) {
       const g = r.growth;
@@ -172,8 +179,18 @@ export function renderTables(results: Results): string {
       out.push(
         table(
           `Memory soak — ${engine} (${s.seconds} s of ingest at ${count(Math.round(s.load.rps))} req/s)`,
-          ['RSS at start', 'after warm-up', 'at end', 'peak', 'end ÷ warm-up'],
-          [[mb(s.rssAtStartKb), mb(s.rssAfterWarmupKb), mb(s.rssAtEndKb), mb(s.rssPeakKb), times(ratio(s.rssAtEndKb, s.rssAfterWarmupKb))]],
+          ['', 'at start', 'after warm-up', 'at end', 'peak', 'end ÷ warm-up'],
+          [
+            ['RSS', mb(s.rssAtStartKb), mb(s.rssAfterWarmupKb), mb(s.rssAtEndKb), mb(s.rssPeakKb), times(ratio(s.rssAtEndKb, s.rssAfterWarmupKb))],
+            [
+              `live heap after a full GC (${s.fullCollections.length} in the soak)`,
+              '',
+              heapMb(s.liveHeapAfterWarmupMb),
+              heapMb(s.liveHeapAtEndMb),
+              heapMb(Math.max(...s.fullCollections.map(([, live]) => live))),
+              times(ratio(s.liveHeapAtEndMb, s.liveHeapAfterWarmupMb)),
+            ],
+          ],
         ),
       );
     }
@@ -240,6 +257,10 @@ function cpu(m: Measurement): string {
   return s === undefined ? 'n/a' : `${count(Math.round(s.median))} (${count(Math.round(s.min))}–${count(Math.round(s.max))})`;
 }
 
+function heapMb(value: number | undefined): string {
+  return value === undefined || !Number.isFinite(value) ? 'n/a' : `${value.toFixed(1)} MiB`;
+}
+
 function times(value: number | undefined): string {
   return value === undefined ? 'n/a' : `${value.toFixed(2)}×`;
 }
@@ -255,14 +276,17 @@ export function ratioSummary(results: Results) {
     engines[engine] = {
       ingest: r.ingest && ratiosOf(r.ingest, 'POST', results.baselines),
       reads: r.reads && Object.fromEntries(READS.map((read) => [read, ratiosOf(r.reads![read], 'GET', results.baselines)])),
-      validator: r.validator && {
-        ingest_on_vs_off: ratio(r.validator.ingest.on.rps.median, r.validator.ingest.off.rps.median),
-        config_on_vs_off: ratio(r.validator.config.on.rps.median, r.validator.config.off.rps.median),
-        ingest_cpu_on_vs_off: ratio(r.validator.ingest.on.cpuUs?.median, r.validator.ingest.off.cpuUs?.median),
-        config_cpu_on_vs_off: ratio(r.validator.config.on.cpuUs?.median, r.validator.config.off.cpuUs?.median),
+      layers: r.layers && {
+        ingest_validation_on_vs_off: ratio(r.layers.shipped.ingest.rps.median, r.layers.without['request validation'].ingest.rps.median),
+        config_validation_on_vs_off: ratio(r.layers.shipped.config.rps.median, r.layers.without['request validation'].config.rps.median),
+        ingest_cpu_us_saved: savedByLayer(r.layers, 'ingest'),
+        config_cpu_us_saved: savedByLayer(r.layers, 'config'),
       },
       growth: r.growth && growthRatios(r.growth),
-      soak: r.soak && { rss_end_vs_warmup: ratio(r.soak.rssAtEndKb, r.soak.rssAfterWarmupKb) },
+      soak: r.soak && {
+        rss_end_vs_warmup: ratio(r.soak.rssAtEndKb, r.soak.rssAfterWarmupKb),
+        live_heap_end_vs_warmup: ratio(r.soak.liveHeapAtEndMb, r.soak.liveHeapAfterWarmupMb),
+      },
     };
   }
   const a = results.assignment;
@@ -273,4 +297,20 @@ export function ratioSummary(results: Results) {
       ours_vs_growthbook_per_instance: ratio(a.ours.perSecond.median, a.growthbookPerInstance.perSecond.median),
     },
   };
+}
+
+/** Server CPU µs per response that turning a layer off saves (negative: it cost nothing measurable). */
+function cpuSaved(shipped: Measurement, without: Measurement): number | undefined {
+  const on = shipped.cpuUs?.median;
+  const off = without.cpuUs?.median;
+  return on === undefined || off === undefined ? undefined : on - off;
+}
+
+function saved(shipped: Measurement, without: Measurement): string {
+  const us = cpuSaved(shipped, without);
+  return us === undefined ? 'n/a' : `${Math.round(us)} (${Math.round((100 * us) / shipped.cpuUs!.median)} %)`;
+}
+
+function savedByLayer(layers: LayersResult, endpoint: keyof Endpoints): Record<string, number | undefined> {
+  return Object.fromEntries((Object.keys(LAYERS) as Layer[]).map((layer) => [layer, cpuSaved(layers.shipped[endpoint], layers.without[layer][endpoint])]));
 }
