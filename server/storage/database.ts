@@ -8,7 +8,6 @@ import { groupCommit, type Batched } from './group-commit';
 import { initialSchema } from './migrations/001_initial';
 import { configVersion } from './migrations/002_config_version';
 import type { Database } from './schema';
-import { SqliteBooleans } from './sqlite-booleans';
 import { ImmediateSqliteDialect } from './sqlite-dialect';
 import { reusingStatements } from './sqlite-statements';
 
@@ -63,7 +62,7 @@ function openSqlite(dataDir: string, busyTimeoutMs: number): Storage {
   database.pragma('synchronous = FULL');
   database.pragma('foreign_keys = ON');
   database.pragma(`busy_timeout = ${Math.max(0, Math.round(busyTimeoutMs))}`);
-  const db = new Kysely<Database>({ dialect: new ImmediateSqliteDialect({ database: reusingStatements(database) }), plugins: [new SqliteBooleans()] });
+  const db = new Kysely<Database>({ dialect: new ImmediateSqliteDialect({ database: reusingStatements(database) }) });
   return { db, engine: 'sqlite', batched: groupCommit(db, 'sqlite'), close: () => db.destroy() };
 }
 

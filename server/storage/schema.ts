@@ -2,7 +2,7 @@ import type { ColumnType, Generated } from 'kysely';
 
 // Timestamps are written as RFC 3339 strings on both engines; PostgreSQL reads them back as Date.
 type Timestamp = ColumnType<Date | string, string, string>;
-// SQLite stores booleans as 0/1 (the SqliteBooleans plugin binds them); PostgreSQL as boolean.
+// SQLite stores booleans as 0/1 (bound so by server/storage/sqlite-statements.ts); PostgreSQL as boolean.
 type Bool = ColumnType<boolean | number, boolean, boolean>;
 
 export interface Database {

@@ -13,7 +13,7 @@ export function reusingStatements(database: BetterSqlite3.Database, max = 1000):
       let statement = statements.get(sql);
       if (!statement) {
         if (statements.size >= max) statements.clear();
-        statement = database.prepare(sql);
+        statement = bindingBooleans(database.prepare(sql));
         statements.set(sql, statement);
       }
       return statement;
@@ -23,4 +23,22 @@ export function reusingStatements(database: BetterSqlite3.Database, max = 1000):
       database.close();
     },
   };
+}
+
+/**
+ * better-sqlite3 cannot bind booleans: they are bound as 1 and 0, as SQLite itself stores them.
+ * Done here, on the parameters, rather than by rewriting every query's tree in a Kysely plugin.
+ */
+function bindingBooleans(statement: BetterSqlite3.Statement): SqliteStatement {
+  return {
+    reader: statement.reader,
+    all: (parameters) => statement.all(bindable(parameters)),
+    run: (parameters) => statement.run(bindable(parameters)),
+    iterate: (parameters) => statement.iterate(bindable(parameters)),
+  };
+}
+
+function bindable(parameters: ReadonlyArray<unknown>): unknown[] {
+  const values = parameters as unknown[];
+  return values.some((value) => typeof value === 'boolean') ? values.map((value) => (typeof value === 'boolean' ? Number(value) : value)) : values;
 }
