@@ -4,7 +4,7 @@ import { operationOf } from '../http/routing';
 import type { Db } from '../storage/database';
 import { hashCredential, kindOf } from './credentials';
 import type { Principal } from './principal';
-import { findTeamIdByIngestKeyHash, findUserIdByTokenHash } from './store';
+import { findTeamByIngestKeyHash, findUserIdByTokenHash } from './store';
 
 /** Resolves the bearer credential to a principal: 401 without a valid one, 403 for an ingest key where only tokens go. */
 export function authenticate(db: Db): RequestHandler {
@@ -33,8 +33,8 @@ async function identify(db: Db, header: string): Promise<Principal | undefined> 
       return userId === undefined ? undefined : { kind: 'user', userId };
     }
     case 'ingest-key': {
-      const teamId = await findTeamIdByIngestKeyHash(db, hash);
-      return teamId === undefined ? undefined : { kind: 'ingest-key', teamId };
+      const team = await findTeamByIngestKeyHash(db, hash);
+      return team === undefined ? undefined : { kind: 'ingest-key', teamId: team.id, team };
     }
     default:
       return undefined;

@@ -1,4 +1,5 @@
 import type { Db } from '../storage/database';
+import type { TeamRow } from '../teams/store';
 import { sameHash } from './credentials';
 
 /** The user of a live (not revoked) API token, by the token's hash. */
@@ -12,10 +13,13 @@ export async function findUserIdByTokenHash(db: Db, tokenHash: string): Promise<
   return row && sameHash(row.token_hash, tokenHash) ? row.user_id : undefined;
 }
 
-/** The team whose current ingest key has this hash; a rotated-out key matches no team. */
-export async function findTeamIdByIngestKeyHash(db: Db, keyHash: string): Promise<number | undefined> {
-  const row = await db.selectFrom('teams').select(['id', 'ingest_key_hash']).where('ingest_key_hash', '=', keyHash).executeTakeFirst();
-  return row && sameHash(row.ingest_key_hash, keyHash) ? row.id : undefined;
+/**
+ * The team whose current ingest key has this hash; a rotated-out key matches no team. The whole
+ * row: the routes of the key's own team use it instead of reading it again.
+ */
+export async function findTeamByIngestKeyHash(db: Db, keyHash: string): Promise<TeamRow | undefined> {
+  const row = await db.selectFrom('teams').selectAll().where('ingest_key_hash', '=', keyHash).executeTakeFirst();
+  return row && sameHash(row.ingest_key_hash, keyHash) ? row : undefined;
 }
 
 /** An API token by its hash, revoked or not: what the admin CLI revokes. */

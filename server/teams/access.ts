@@ -1,7 +1,7 @@
 import type { Principal } from '../auth/principal';
 import { Forbidden, NotFound } from '../http/errors';
 import type { Db } from '../storage/database';
-import { findTeam, isMember, type TeamRow } from './store';
+import { findTeam, findTeamOfUser, type TeamRow } from './store';
 
 /**
  * How an operation treats a team the credential does not reach: everywhere it is 404, as if
@@ -10,15 +10,13 @@ import { findTeam, isMember, type TeamRow } from './store';
 export type TeamAccess = 'member' | 'config';
 
 export async function requireTeam(db: Db, principal: Principal, teamId: number, access: TeamAccess = 'member'): Promise<TeamRow> {
-  const team = await findTeam(db, teamId);
-  if (!team) throw teamNotFound(teamId);
-  if (await reaches(db, principal, team.id)) return team;
+  // An ingest key's own team was read with the key, in the same request.
+  if (principal.kind === 'ingest-key' && principal.teamId === teamId) return principal.team;
+  const found = principal.kind === 'user' ? await findTeamOfUser(db, teamId, principal.userId) : { team: await findTeam(db, teamId), member: false };
+  if (!found?.team) throw teamNotFound(teamId);
+  if (found.member) return found.team;
   if (access === 'config') throw new Forbidden(`This credential does not reach team ${teamId}.`);
   throw teamNotFound(teamId);
-}
-
-async function reaches(db: Db, principal: Principal, teamId: number): Promise<boolean> {
-  return principal.kind === 'ingest-key' ? principal.teamId === teamId : isMember(db, teamId, principal.userId);
 }
 
 function teamNotFound(teamId: number): NotFound {

@@ -13,14 +13,18 @@ export async function findTeam(db: Db, teamId: number): Promise<TeamRow | undefi
   return db.selectFrom('teams').selectAll().where('id', '=', teamId).executeTakeFirst();
 }
 
-export async function isMember(db: Db, teamId: number, userId: number): Promise<boolean> {
+/** A team, and whether the user is one of its members, in one query. */
+export async function findTeamOfUser(db: Db, teamId: number, userId: number): Promise<{ team: TeamRow; member: boolean } | undefined> {
   const row = await db
-    .selectFrom('memberships')
-    .select('user_id')
-    .where('team_id', '=', teamId)
-    .where('user_id', '=', userId)
+    .selectFrom('teams')
+    .leftJoin('memberships', (join) => join.onRef('memberships.team_id', '=', 'teams.id').on('memberships.user_id', '=', userId))
+    .selectAll('teams')
+    .select('memberships.user_id as member_id')
+    .where('teams.id', '=', teamId)
     .executeTakeFirst();
-  return row !== undefined;
+  if (!row) return undefined;
+  const { member_id, ...team } = row;
+  return { team, member: member_id !== null };
 }
 
 export async function countTeamsOf(db: Db, userId: number): Promise<number> {
