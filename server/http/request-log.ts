@@ -2,21 +2,30 @@ import type { Logger } from 'pino';
 import { pinoHttp } from 'pino-http';
 
 interface SerializedRequest {
+  id: unknown;
+  method: string;
   url: string;
-  query?: unknown;
-  [field: string]: unknown;
+  headers: Record<string, string | undefined>;
+  remoteAddress?: string;
 }
 
 /**
- * One log line per request, without credentials: the Authorization and Cookie headers are
- * redacted, and query values are dropped (a client may put a token in `?access_token=`).
+ * One log line per request, without credentials: of the request, only its id, method, URL (with
+ * query values dropped: a client may put a token in `?access_token=`), client address and user
+ * agent are logged — never its headers, so never Authorization or Cookie. Picking these fields
+ * also costs less than logging every header and redacting two of them on each line.
  */
 export function requestLog(logger: Logger) {
   return pinoHttp({
     logger,
-    redact: ['req.headers.authorization', 'req.headers.cookie'],
     serializers: {
-      req: (req: SerializedRequest) => ({ ...req, url: withoutQueryValues(req.url), query: undefined }),
+      req: (req: SerializedRequest) => ({
+        id: req.id,
+        method: req.method,
+        url: withoutQueryValues(req.url),
+        remoteAddress: req.remoteAddress,
+        userAgent: req.headers['user-agent'],
+      }),
     },
   });
 }
