@@ -150,8 +150,9 @@ function notes(results: Results, options: Options): string[] {
     `Figures are medians of ${options.rounds} round(s) of ${options.duration} s after ${options.warmup} s of warm-up, with (min–max); latencies are of 2xx answers only.`,
     'SQLite durability: synchronous=FULL in WAL mode, so every acknowledged ingest waits for an fsync of the WAL.',
   ];
-  const busy = Math.max((results.machine.load_average_at_start as number[])[0]!, (results.machine.load_average_at_end as number[])[0]!);
-  if (busy > cpus().length / 2) notes.push(`The machine was busy with other work (1-minute load average up to ${busy} on ${cpus().length} CPUs): these figures are not reliable.`);
+  // Only the load before the run tells of other work: by its end, the run's own load is in the average.
+  const busy = (results.machine.load_average_at_start as number[])[0]!;
+  if (busy > cpus().length / 2) notes.push(`The machine was busy with other work before the run (1-minute load average ${busy} on ${cpus().length} CPUs): these figures are not reliable.`);
   if (options.quick) notes.push('Quick mode: one short round and a small growth count; a smoke check, not figures to compare.');
   for (const [engine, r] of Object.entries(results.engines)) {
     if (r.growth && r.growth.large.events < 1_000_000) notes.push(`Growth on ${engine} went to ${r.growth.large.events.toLocaleString('en-US')} events, not 1 000 000 (--events).`);
