@@ -66,42 +66,62 @@ export async function excludedExperimentIds(db: Db, teamId: number, participantI
   return new Set(rows.map((row) => row.experiment_id));
 }
 
-/** Enrols unless already enrolled (a concurrent ingest may have won): the new enrolment's id, or undefined. */
-export async function enrol(db: Db, teamId: number, participantId: number, experimentId: number, variantId: number, at: string): Promise<number | undefined> {
-  const inserted = await db
-    .insertInto('enrolments')
-    .values({ team_id: teamId, participant_id: participantId, experiment_id: experimentId, variant_id: variantId, enrolled_at: at })
-    .onConflict((oc) => oc.columns(['team_id', 'participant_id', 'experiment_id']).doNothing())
-    .returning('id')
-    .executeTakeFirst();
-  if (!inserted) return undefined;
-  await db
-    .updateTable('variants')
-    .set((eb) => ({ participants: eb('participants', '+', 1) }))
-    .where('id', '=', variantId)
-    .where('team_id', '=', teamId)
-    .execute();
-  return inserted.id;
+/** Which variant of which experiment: what an enrolment row holds, too. */
+export interface Placement {
+  experiment_id: number;
+  variant_id: number;
 }
 
-/** Counts one event of an enrolled participant: every event in `conversions`, the first in `unique_conversions`. */
-export async function recordConversion(db: Db, teamId: number, enrolment: { participantId: number; experimentId: number; variantId: number }, eventId: number): Promise<void> {
-  const { count } = await db
+/**
+ * Enrols the participant in each experiment (one statement), unless already enrolled there — a
+ * concurrent ingest may have won — and counts the new enrolments in their variants, in
+ * experiment order. Answers the new enrolments' ids by experiment.
+ */
+export async function enrolInEach(db: Db, teamId: number, participantId: number, placements: Placement[], at: string): Promise<Map<number, number>> {
+  if (placements.length === 0) return new Map();
+  const ordered = byExperiment(placements);
+  const inserted = await db
+    .insertInto('enrolments')
+    .values(ordered.map((p) => ({ team_id: teamId, participant_id: participantId, experiment_id: p.experiment_id, variant_id: p.variant_id, enrolled_at: at })))
+    .onConflict((oc) => oc.columns(['team_id', 'participant_id', 'experiment_id']).doNothing())
+    .returning(['id', 'experiment_id'])
+    .execute();
+  const ids = new Map(inserted.map((row) => [row.experiment_id, row.id]));
+  for (const placement of ordered) {
+    if (!ids.has(placement.experiment_id)) continue;
+    await db
+      .updateTable('variants')
+      .set((eb) => ({ participants: eb('participants', '+', 1) }))
+      .where('id', '=', placement.variant_id)
+      .where('team_id', '=', teamId)
+      .execute();
+  }
+  return ids;
+}
+
+/**
+ * Counts one event of an enrolled participant in each of its placements, two statements for
+ * all of them: every event in `conversions`, the first per experiment in `unique_conversions`.
+ */
+export async function recordConversions(db: Db, teamId: number, participantId: number, placements: Placement[], eventId: number): Promise<void> {
+  if (placements.length === 0) return;
+  const ordered = byExperiment(placements);
+  const counted = await db
     .insertInto('conversions')
-    .values({ team_id: teamId, participant_id: enrolment.participantId, experiment_id: enrolment.experimentId, event_id: eventId, count: 1 })
+    .values(ordered.map((p) => ({ team_id: teamId, participant_id: participantId, experiment_id: p.experiment_id, event_id: eventId, count: 1 })))
     .onConflict((oc) =>
       oc.columns(['team_id', 'participant_id', 'experiment_id', 'event_id']).doUpdateSet((eb) => ({ count: eb('conversions.count', '+', 1) })),
     )
-    .returning('count')
-    .executeTakeFirstOrThrow();
-  const unique = Number(count) === 1 ? 1 : 0;
+    .returning(['experiment_id', 'count'])
+    .execute();
+  const first = new Set(counted.filter((row) => Number(row.count) === 1).map((row) => row.experiment_id));
   await db
     .insertInto('variant_event_counts')
-    .values({ team_id: teamId, variant_id: enrolment.variantId, event_id: eventId, conversions: 1, unique_conversions: unique })
+    .values(ordered.map((p) => ({ team_id: teamId, variant_id: p.variant_id, event_id: eventId, conversions: 1, unique_conversions: first.has(p.experiment_id) ? 1 : 0 })))
     .onConflict((oc) =>
       oc.columns(['team_id', 'variant_id', 'event_id']).doUpdateSet((eb) => ({
         conversions: eb('variant_event_counts.conversions', '+', 1),
-        unique_conversions: eb('variant_event_counts.unique_conversions', '+', unique),
+        unique_conversions: eb('variant_event_counts.unique_conversions', '+', eb.ref('excluded.unique_conversions')),
       })),
     )
     .execute();

@@ -37,10 +37,7 @@ export async function ingest(storage: Storage, team: TeamRow, input: IngestReque
     const participant = await upsertParticipant(trx, team.id, participantInput, at);
     const assignments = (await enrolInRunning(trx, team, participant, experiments, variants, chosen, at)).filter((e) => e.status === 'running');
     if (event) {
-      // By experiment, the shared lock order (see enrolments.byExperiment): never in enrolment order.
-      for (const enrolment of enrolments.byExperiment(assignments.filter((e) => !target || e.experiment_id === target.id))) {
-        await enrolments.recordConversion(trx, team.id, { participantId: participant.id, experimentId: enrolment.experiment_id, variantId: enrolment.variant_id }, event.id);
-      }
+      await enrolments.recordConversions(trx, team.id, participant.id, assignments.filter((e) => !target || e.experiment_id === target.id), event.id);
     }
     // Last, so that the quota row is locked only briefly; failing here still rolls everything back.
     await requireQuota(trx, team, at);
@@ -73,16 +70,24 @@ async function enrolInRunning(
   const existing = isNew ? [] : await enrolments.enrolmentsOf(trx, team.id, participant.id);
   const excluded = isNew ? new Set<number>() : await enrolments.excludedExperimentIds(trx, team.id, participant.id);
   const enrolled = new Set(existing.map((e) => e.experiment_id));
-  const added: enrolments.EnrolmentRow[] = [];
+  const choices: Array<{ experiment: ExperimentRow; variant: ResolvedVariant }> = [];
   for (const experiment of experiments) {
     if (experiment.status !== 'running' || enrolled.has(experiment.id) || excluded.has(experiment.id)) continue;
     const shares = (variants.get(experiment.id) ?? []).map((variant) => ({ ...variant, traffic: variant.share }));
     const variant = chosen ?? assignVariant(experiment.seed, participant.key, shares);
-    if (!variant) continue;
-    const id = await enrolments.enrol(trx, team.id, participant.id, experiment.id, variant.id, at);
-    // A concurrent ingest of the same participant enrolled it first: its assignment is the one.
-    if (id === undefined) return enrolments.enrolmentsOf(trx, team.id, participant.id);
-    added.push({ id, experiment_id: experiment.id, variant_id: variant.id, experiment_key: experiment.key, status: 'running', variant_key: variant.key, enrolled_at: at });
+    if (variant) choices.push({ experiment, variant });
   }
+  const ids = await enrolments.enrolInEach(trx, team.id, participant.id, choices.map(({ experiment, variant }) => ({ experiment_id: experiment.id, variant_id: variant.id })), at);
+  // A concurrent ingest of the same participant enrolled it first somewhere: its assignments are the ones.
+  if (ids.size < choices.length) return enrolments.enrolmentsOf(trx, team.id, participant.id);
+  const added = choices.map(({ experiment, variant }): enrolments.EnrolmentRow => ({
+    id: ids.get(experiment.id)!,
+    experiment_id: experiment.id,
+    variant_id: variant.id,
+    experiment_key: experiment.key,
+    status: 'running',
+    variant_key: variant.key,
+    enrolled_at: at,
+  }));
   return [...existing, ...added];
 }
