@@ -88,15 +88,19 @@ export async function enrolInEach(db: Db, teamId: number, participantId: number,
     .execute();
   const ids = new Map(inserted.map((row) => [row.experiment_id, row.id]));
   for (const placement of ordered) {
-    if (!ids.has(placement.experiment_id)) continue;
-    await db
-      .updateTable('variants')
-      .set((eb) => ({ participants: eb('participants', '+', 1) }))
-      .where('id', '=', placement.variant_id)
-      .where('team_id', '=', teamId)
-      .execute();
+    if (ids.has(placement.experiment_id)) await countParticipant(db, teamId, placement.variant_id, +1);
   }
   return ids;
+}
+
+/** Adds one participant to a variant's counter, or takes one away. */
+async function countParticipant(db: Db, teamId: number, variantId: number, change: 1 | -1): Promise<void> {
+  await db
+    .updateTable('variants')
+    .set((eb) => ({ participants: eb('participants', '+', change) }))
+    .where('id', '=', variantId)
+    .where('team_id', '=', teamId)
+    .execute();
 }
 
 /**
@@ -150,14 +154,7 @@ export async function removeEnrolments(db: Db, teamId: number, participantId: nu
   const ordered = byExperiment(removed);
   const experimentIds = ordered.map((enrolment) => enrolment.experiment_id);
   const variantOf = new Map(ordered.map((enrolment) => [enrolment.experiment_id, enrolment.variant_id]));
-  for (const enrolment of ordered) {
-    await db
-      .updateTable('variants')
-      .set((eb) => ({ participants: eb('participants', '-', 1) }))
-      .where('id', '=', enrolment.variant_id)
-      .where('team_id', '=', teamId)
-      .execute();
-  }
+  for (const enrolment of ordered) await countParticipant(db, teamId, enrolment.variant_id, -1);
   const conversions = await db
     .selectFrom('conversions')
     .select(['experiment_id', 'event_id', 'count'])
