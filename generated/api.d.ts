@@ -502,6 +502,8 @@ export interface paths {
          *     2. Enrolment: without `experiment`, in every running experiment of the team the participant is not yet enrolled in or excluded from, assigned by hash (see the team config). With `experiment`, in that one only — it must be running (409 otherwise); a participant excluded from it stays out and the answer is still 200. With `variant` too, the client has chosen: that variant is recorded, unless the participant already has an assignment there, which stays (sticky) and is returned.
          *     3. With `event`: one conversion is counted in each running experiment the participant is enrolled in (only the named one when `experiment` is given). Stopped experiments take no new enrolments or conversions.
          *     4. The answer holds the participant and all its assignments in running experiments.
+         *
+         *     Once a change to the team's experiments, variants or events (start, stop, rename, delete) is answered 200, every later ingest, on any server of the same storage, acts on it.
          */
         post: operations["ingest"];
         delete?: never;

@@ -1,4 +1,5 @@
 import { sql } from 'kysely';
+import { ingestContexts } from '../../server/ingest/context';
 import { ingest } from '../../server/ingest/service';
 import { openStorage, type Storage } from '../../server/storage/database';
 import type { TeamRow } from '../../server/teams/store';
@@ -93,11 +94,12 @@ async function seed(storage: Storage, team: TeamRow, participants: number, from:
   let next = from;
   let lastReport = performance.now();
   let reportedAt = from;
+  const contexts = ingestContexts();
   const worker = async () => {
     while (next < to) {
       const i = next++;
       // Mostly the goal event of two experiments, now and then the third's.
-      await ingest(storage, team, { participant: `seed-${i % participants}`, event: i % 4 === 3 ? 'signup' : 'purchase' });
+      await ingest(storage, contexts, team, { participant: `seed-${i % participants}`, event: i % 4 === 3 ? 'signup' : 'purchase' });
       const now = performance.now();
       if (now - lastReport > 5000) {
         const rate = (next - reportedAt) / ((now - lastReport) / 1000);

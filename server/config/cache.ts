@@ -1,27 +1,23 @@
-import type { components } from '../../generated/api';
-import type { TeamRow } from '../teams/store';
-
-type Config = components['schemas']['Config'];
-
 /**
- * The last config built per team, served while the team's stored `config_version` is the one it
- * was built under (see changingConfig). Bounded: when full, it starts over.
+ * Per team, the last value built from what its config holds (experiments, variants, goal events,
+ * flags), kept while the team's stored `config_version` is the one it was built under (see
+ * changingConfig). Each server keeps its own; bounded: when full, it starts over.
  */
-export class ConfigCache {
-  readonly #entries = new Map<number, { version: number; config: Config }>();
+export class ConfigVersionCache<T> {
+  readonly #entries = new Map<number, { version: number; value: T }>();
 
   constructor(private readonly maxTeams = 10_000) {}
 
-  get(team: TeamRow): Config | undefined {
-    const entry = this.#entries.get(team.id);
-    return entry?.version === team.config_version ? entry.config : undefined;
+  get(teamId: number, version: number): T | undefined {
+    const entry = this.#entries.get(teamId);
+    return entry?.version === version ? entry.value : undefined;
   }
 
-  set(team: TeamRow, config: Config): void {
-    const entry = this.#entries.get(team.id);
+  set(teamId: number, version: number, value: T): void {
+    const entry = this.#entries.get(teamId);
     // A slower read of an older version must not replace a newer one.
-    if (entry && entry.version > team.config_version) return;
+    if (entry && entry.version > version) return;
     if (!entry && this.#entries.size >= this.maxTeams) this.#entries.clear();
-    this.#entries.set(team.id, { version: team.config_version, config });
+    this.#entries.set(teamId, { version, value });
   }
 }

@@ -4,7 +4,7 @@ import type { Db } from '../storage/database';
 import type { TeamRow } from '../teams/store';
 import { variantsOfMany } from '../variants/store';
 
-type Config = components['schemas']['Config'];
+export type Config = components['schemas']['Config'];
 
 /** Running experiments and every feature flag: what an SDK needs to assign and flag locally. */
 export async function teamConfig(db: Db, team: TeamRow): Promise<Config> {

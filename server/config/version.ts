@@ -2,8 +2,8 @@ import type { Db } from '../storage/database';
 
 /**
  * Runs a change to what a team's config holds (its experiments, their variants and goal events,
- * its feature flags) in a transaction that also raises the team's `config_version`: a config
- * read that sees the new version sees the change. The team's row is locked first, so that every
+ * its feature flags) or to the events ingest looks up by key, in a transaction that also raises
+ * the team's `config_version`: a config read or an ingest that sees the new version sees the change. The team's row is locked first, so that every
  * config change of a team takes its locks in the same order.
  */
 export function changingConfig<T>(db: Db, teamId: number, change: (trx: Db) => Promise<T>): Promise<T> {
@@ -15,4 +15,10 @@ export function changingConfig<T>(db: Db, teamId: number, change: (trx: Db) => P
       .execute();
     return change(trx);
   });
+}
+
+/** The team's stored config version, as the transaction `db` sees it. */
+export async function configVersionOf(db: Db, teamId: number): Promise<number> {
+  const row = await db.selectFrom('teams').select('config_version').where('id', '=', teamId).executeTakeFirstOrThrow();
+  return row.config_version;
 }

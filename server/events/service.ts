@@ -53,7 +53,8 @@ export async function updateEvent(db: Db, team: TeamRow, key: string, input: Eve
 }
 
 export async function deleteEvent(db: Db, team: TeamRow, key: string): Promise<Event> {
-  return db.transaction().execute(async (trx) => {
+  // Ingest keeps the events it looked up while the config version stands.
+  return changingConfig(db, team.id, async (trx) => {
     const event = await requireEvent(trx, team, key);
     const goalOf = await store.experimentKeysWithGoal(trx, team.id, event.id);
     if (goalOf.length > 0) {

@@ -1,9 +1,8 @@
 import type { components } from '../../generated/api';
 import { assignVariant } from '../domain/assignment';
 import * as enrolments from '../enrolments/store';
-import { requireEvent } from '../events/service';
 import { requireExperiment } from '../experiments/service';
-import { listRunningExperiments, type ExperimentRow } from '../experiments/store';
+import type { ExperimentRow } from '../experiments/store';
 import { Conflict, QuotaExceeded } from '../http/errors';
 import { toParticipant, upsertParticipant, type ParticipantInput, type ParticipantRow } from '../participants/store';
 import type { Db, Storage } from '../storage/database';
@@ -11,6 +10,7 @@ import { iso, now } from '../storage/values';
 import type { TeamRow } from '../teams/store';
 import { requireVariant } from '../variants/service';
 import { variantsOfMany, type ResolvedVariant } from '../variants/store';
+import { contextOf, eventOf, type IngestContexts } from './context';
 import { consumeIngest, quotaMonth } from './quota';
 
 type IngestRequest = components['schemas']['IngestRequest'];
@@ -20,13 +20,14 @@ type IngestResult = components['schemas']['IngestResult'];
  * One unit of work, committed together with concurrent ingests (group commit): on 404, 409 or
  * 402 nothing at all is stored, and a 200 is sent only once the commit is durable.
  */
-export async function ingest(storage: Storage, team: TeamRow, input: IngestRequest): Promise<IngestResult> {
+export async function ingest(storage: Storage, contexts: IngestContexts, team: TeamRow, input: IngestRequest): Promise<IngestResult> {
   const participantInput: ParticipantInput = typeof input.participant === 'string' ? { key: input.participant } : input.participant;
   return storage.batched(async (trx) => {
-    const event = input.event === undefined ? undefined : await requireEvent(trx, team, input.event);
+    const context = await contextOf(trx, contexts, team);
+    const event = input.event === undefined ? undefined : await eventOf(trx, team, context, input.event);
     const target = input.experiment === undefined ? undefined : await requireExperiment(trx, team, input.experiment);
-    const experiments = target ? [target] : await listRunningExperiments(trx, team.id);
-    const variants = await variantsOfMany(trx, team.id, experiments.map((experiment) => experiment.id));
+    const experiments = target ? [target] : context.running;
+    const variants = target ? await variantsOfMany(trx, team.id, [target.id]) : context.variants;
     const chosen = target && input.variant !== undefined ? requireVariant(variants.get(target.id) ?? [], target, input.variant) : undefined;
     const at = now();
     if (target && target.status !== 'running') {

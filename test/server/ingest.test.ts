@@ -1,10 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import { createApiClient, type components } from '../../generated/client';
+import { useApp } from '../support/app';
 import { engines, useServer } from '../support/engines';
 import { createExperiment, expectedVariant, ingestOk, stopExperiment } from '../support/fixtures';
 import type { TestTeam } from '../support/server';
 
 type IngestRequest = components['schemas']['IngestRequest'];
+type IngestResult = components['schemas']['IngestResult'];
 
 /** An ingest whose status the test checks. */
 function tryIngest(team: TestTeam, body: IngestRequest) {
@@ -378,6 +380,66 @@ describe.each(engines)('ingest on %s', (engine) => {
       const { response } = await tryIngest(team, { participant: 'user-1', event: 'nope' });
       expect(response.status).toBe(404);
       expect((await participant(team, 'user-1')).data?.data.experiments).toEqual([]);
+    });
+  });
+
+  describe('when what ingest reads changes (each server keeps it under the stored config version)', () => {
+    const other = useApp(() => server().storage, {});
+    type Check = (ingest: (body: IngestRequest) => Promise<{ status: number; result?: IngestResult }>) => Promise<void>;
+    const at = (team: TestTeam, event = 'goal') => ({ params: { path: { team: team.id, experiment: 'exp', event } } });
+
+    /** An ingest sent to this server and one sent to a second server on the same storage. */
+    function onBothServers(team: TestTeam) {
+      return [team.ingest, createApiClient(other(), team.ingestKey)].map((client) => async (body: IngestRequest) => {
+        const { data, response } = await client.POST('/api/teams/{team}/ingest', { params: { path: { team: team.id } }, body });
+        return { status: response.status, result: data?.data };
+      });
+    }
+
+    let participants = 0;
+    const fresh = () => `p-${++participants}`;
+    const enrolledIn = async (ingest: Parameters<Check>[0], event: string) => {
+      const { status, result } = await ingest({ participant: fresh(), event });
+      expect(status).toBe(200);
+      return result!.assignments.map((a) => a.experiment);
+    };
+
+    it.each<[string, (team: TestTeam) => Promise<{ response: Response }>, Check]>([
+      ['the experiment stops', (t) => t.api.POST('/api/teams/{team}/experiments/{experiment}/stop', at(t)), async (ingest) => expect(await enrolledIn(ingest, 'goal')).toEqual([])],
+      [
+        'another experiment starts',
+        async (t) => {
+          await createExperiment(t, 'second', { event: 'click', start: false });
+          return t.api.POST('/api/teams/{team}/experiments/{experiment}/start', { params: { path: { team: t.id, experiment: 'second' } } });
+        },
+        async (ingest) => expect(await enrolledIn(ingest, 'click')).toEqual(['exp', 'second']),
+      ],
+      ['the experiment is renamed', (t) => t.api.PUT('/api/teams/{team}/experiments/{experiment}', { ...at(t), body: { key: 'renamed' } }), async (ingest) => expect(await enrolledIn(ingest, 'goal')).toEqual(['renamed'])],
+      [
+        'an event is renamed',
+        (t) => t.api.PUT('/api/teams/{team}/events/{event}', { ...at(t, 'click'), body: { key: 'tap' } }),
+        async (ingest) => {
+          expect((await ingest({ participant: fresh(), event: 'click' })).status).toBe(404);
+          expect(await enrolledIn(ingest, 'tap')).toEqual(['exp']);
+        },
+      ],
+      ['an event is deleted', (t) => t.api.DELETE('/api/teams/{team}/events/{event}', at(t, 'click')), async (ingest) => expect((await ingest({ participant: fresh(), event: 'click' })).status).toBe(404)],
+    ])('when %s, then the next ingest on either server acts on it', async (_what, change, check) => {
+      // Arrange: both servers have ingested both events of the team under its running experiment
+      const team = await server().newTeam();
+      await createExperiment(team, 'exp');
+      await team.api.POST('/api/teams/{team}/events', { params: { path: { team: team.id } }, body: { key: 'click' } });
+      for (const ingest of onBothServers(team)) {
+        expect(await enrolledIn(ingest, 'goal')).toEqual(['exp']);
+        expect(await enrolledIn(ingest, 'click')).toEqual(['exp']);
+      }
+
+      // Act
+      const changed = await change(team);
+      expect(changed.response.status).toBe(200);
+
+      // Assert
+      for (const ingest of onBothServers(team)) await check(ingest);
     });
   });
 

@@ -1,0 +1,47 @@
+import { ConfigVersionCache } from '../config/cache';
+import { configVersionOf } from '../config/version';
+import { requireEvent } from '../events/service';
+import type { EventRow } from '../events/store';
+import { listRunningExperiments, type ExperimentRow } from '../experiments/store';
+import type { Db } from '../storage/database';
+import type { TeamRow } from '../teams/store';
+import { variantsOfMany, type ResolvedVariant } from '../variants/store';
+
+/** What an ingest reads of its team's config: the running experiments, their variants, the events found so far. */
+export interface IngestContext {
+  running: ExperimentRow[];
+  variants: Map<number, ResolvedVariant[]>;
+  events: Map<string, EventRow>;
+}
+
+export type IngestContexts = ConfigVersionCache<IngestContext>;
+
+export function ingestContexts(): IngestContexts {
+  return new ConfigVersionCache<IngestContext>();
+}
+
+/**
+ * The team's context under the config version the ingest's own transaction reads, so that its
+ * writes never act on experiments or events a committed change has removed.
+ */
+export async function contextOf(trx: Db, contexts: IngestContexts, team: TeamRow): Promise<IngestContext> {
+  const version = await configVersionOf(trx, team.id);
+  let context = contexts.get(team.id, version);
+  if (!context) {
+    const running = await listRunningExperiments(trx, team.id);
+    const variants = await variantsOfMany(trx, team.id, running.map((experiment) => experiment.id));
+    context = { running, variants, events: new Map() };
+    contexts.set(team.id, version, context);
+  }
+  return context;
+}
+
+/** The event by key, looked up once per config version (renaming or deleting an event raises it); 404 if none. */
+export async function eventOf(trx: Db, team: TeamRow, context: IngestContext, key: string): Promise<EventRow> {
+  let event = context.events.get(key);
+  if (!event) {
+    event = await requireEvent(trx, team, key);
+    context.events.set(key, event);
+  }
+  return event;
+}
