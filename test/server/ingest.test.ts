@@ -405,7 +405,14 @@ describe.each(engines)('ingest on %s', (engine) => {
     };
 
     it.each<[string, (team: TestTeam) => Promise<{ response: Response }>, Check]>([
-      ['the experiment stops', (t) => t.api.POST('/api/teams/{team}/experiments/{experiment}/stop', at(t)), async (ingest) => expect(await enrolledIn(ingest, 'goal')).toEqual([])],
+      [
+        'the experiment stops',
+        (t) => t.api.POST('/api/teams/{team}/experiments/{experiment}/stop', at(t)),
+        async (ingest) => {
+          expect(await enrolledIn(ingest, 'goal')).toEqual([]);
+          expect((await ingest({ participant: fresh(), experiment: 'exp', variant: 'treatment' })).status).toBe(409);
+        },
+      ],
       [
         'another experiment starts',
         async (t) => {
@@ -414,7 +421,16 @@ describe.each(engines)('ingest on %s', (engine) => {
         },
         async (ingest) => expect(await enrolledIn(ingest, 'click')).toEqual(['exp', 'second']),
       ],
-      ['the experiment is renamed', (t) => t.api.PUT('/api/teams/{team}/experiments/{experiment}', { ...at(t), body: { key: 'renamed' } }), async (ingest) => expect(await enrolledIn(ingest, 'goal')).toEqual(['renamed'])],
+      [
+        'the experiment is renamed',
+        (t) => t.api.PUT('/api/teams/{team}/experiments/{experiment}', { ...at(t), body: { key: 'renamed' } }),
+        async (ingest) => {
+          expect(await enrolledIn(ingest, 'goal')).toEqual(['renamed']);
+          expect((await ingest({ participant: fresh(), experiment: 'exp' })).status).toBe(404);
+          const named = await ingest({ participant: fresh(), experiment: 'renamed', variant: 'treatment' });
+          expect(named.result?.assignments.map((a) => [a.experiment, a.variant])).toEqual([['renamed', 'treatment']]);
+        },
+      ],
       [
         'an event is renamed',
         (t) => t.api.PUT('/api/teams/{team}/events/{event}', { ...at(t, 'click'), body: { key: 'tap' } }),
@@ -432,6 +448,7 @@ describe.each(engines)('ingest on %s', (engine) => {
       for (const ingest of onBothServers(team)) {
         expect(await enrolledIn(ingest, 'goal')).toEqual(['exp']);
         expect(await enrolledIn(ingest, 'click')).toEqual(['exp']);
+        expect((await ingest({ participant: fresh(), experiment: 'exp', variant: 'control' })).status).toBe(200);
       }
 
       // Act
