@@ -44,7 +44,7 @@ export const Z95 = 1.959964;
 export const EXACT_MAX_TERMS = 1_000;
 
 /** Intervals of the numerical integration grids (fixed cost, independent of the counts). */
-const GRID_INTERVALS = 2_000;
+const GRID_INTERVALS = 1_000;
 /** Each grid spans the posterior mean ± this many standard deviations, clipped to [0, 1]. */
 const GRID_HALF_WIDTH_SDS = 12;
 
@@ -177,17 +177,19 @@ function posterior(arm: PosteriorCounts): BetaParameters {
   return { alpha: 1 + arm.uniqueConversions, beta: 1 + arm.participants - arm.uniqueConversions };
 }
 
-/** Evan Miller's sum: P(X > Y) for X ~ Beta(x.alpha, x.beta), Y ~ Beta(y), x.alpha an integer. */
+/**
+ * Evan Miller's sum: P(X > Y) for X ~ Beta(x.alpha, x.beta), Y ~ Beta(y), x.alpha an integer:
+ * Σᵢ B(y.α + i, y.β + x.β) / ((x.β + i) · B(1 + i, x.β) · B(y.α, y.β)). Each term is the previous
+ * one times (y.α + i)(x.β + i) / ((y.α + y.β + x.β + i)(1 + i)), kept in log space so that no
+ * term underflows: one logarithm per term instead of three log-beta functions.
+ */
 function millerSum(x: BetaParameters, y: BetaParameters): number {
-  const lnBetaY = betaln(y.alpha, y.beta);
+  const pooled = y.alpha + y.beta + x.beta;
+  let logTerm = betaln(y.alpha, y.beta + x.beta) - Math.log(x.beta) - betaln(1, x.beta) - betaln(y.alpha, y.beta);
   let total = 0;
   for (let i = 0; i < x.alpha; i++) {
-    total += Math.exp(
-      betaln(y.alpha + i, y.beta + x.beta) -
-        Math.log(x.beta + i) -
-        betaln(1 + i, x.beta) -
-        lnBetaY,
-    );
+    total += Math.exp(logTerm);
+    logTerm += Math.log(((y.alpha + i) * (x.beta + i)) / ((pooled + i) * (1 + i)));
   }
   return total;
 }
