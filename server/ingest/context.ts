@@ -1,6 +1,7 @@
 import { ConfigVersionCache } from '../config/cache';
 import { configVersionOf } from '../config/version';
 import { requireEvent } from '../events/service';
+import { requireExperiment } from '../experiments/service';
 import type { EventRow } from '../events/store';
 import { listRunningExperiments, type ExperimentRow } from '../experiments/store';
 import type { Db } from '../storage/database';
@@ -44,4 +45,9 @@ export async function eventOf(trx: Db, team: TeamRow, context: IngestContext, ke
     context.events.set(key, event);
   }
   return event;
+}
+
+/** The named experiment: a running one from the context, any other read (404 if none). */
+export async function experimentOf(trx: Db, team: TeamRow, context: IngestContext, key: string): Promise<ExperimentRow> {
+  return context.running.find((experiment) => experiment.key === key) ?? requireExperiment(trx, team, key);
 }

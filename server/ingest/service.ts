@@ -1,7 +1,6 @@
 import type { components } from '../../generated/api';
 import { assignVariant } from '../domain/assignment';
 import * as enrolments from '../enrolments/store';
-import { requireExperiment } from '../experiments/service';
 import type { ExperimentRow } from '../experiments/store';
 import { Conflict, QuotaExceeded } from '../http/errors';
 import { toParticipant, upsertParticipant, type ParticipantInput, type ParticipantRow } from '../participants/store';
@@ -10,7 +9,7 @@ import { iso, now } from '../storage/values';
 import type { TeamRow } from '../teams/store';
 import { requireVariant } from '../variants/service';
 import { variantsOfMany, type ResolvedVariant } from '../variants/store';
-import { contextOf, eventOf, type IngestContext, type IngestContexts } from './context';
+import { contextOf, eventOf, experimentOf, type IngestContexts } from './context';
 import { consumeIngest, quotaMonth } from './quota';
 
 type IngestRequest = components['schemas']['IngestRequest'];
@@ -25,7 +24,7 @@ export async function ingest(storage: Storage, contexts: IngestContexts, team: T
   return storage.batched(async (trx) => {
     const context = await contextOf(trx, contexts, team);
     const event = input.event === undefined ? undefined : await eventOf(trx, team, context, input.event);
-    const target = input.experiment === undefined ? undefined : await targetOf(trx, team, context, input.experiment);
+    const target = input.experiment === undefined ? undefined : await experimentOf(trx, team, context, input.experiment);
     const experiments = target ? [target] : context.running;
     const variants = target && !context.variants.has(target.id) ? await variantsOfMany(trx, team.id, [target.id]) : context.variants;
     const chosen = target && input.variant !== undefined ? requireVariant(variants.get(target.id) ?? [], target, input.variant) : undefined;
@@ -44,11 +43,6 @@ export async function ingest(storage: Storage, contexts: IngestContexts, team: T
     await requireQuota(trx, team, at);
     return { participant: toParticipant(participant), assignments: assignments.map(enrolments.toEnrolment) };
   });
-}
-
-/** The named experiment: a running one from the context, any other read (404 if none). */
-async function targetOf(trx: Db, team: TeamRow, context: IngestContext, key: string): Promise<ExperimentRow> {
-  return context.running.find((experiment) => experiment.key === key) ?? requireExperiment(trx, team, key);
 }
 
 /** Counts this ingest against the team's monthly quota, or 402. */
