@@ -1,21 +1,19 @@
 import type { components } from '../../generated/api';
-import { listRunningExperiments } from '../experiments/store';
 import type { Db } from '../storage/database';
 import type { TeamRow } from '../teams/store';
-import { variantsOfMany } from '../variants/store';
+import { runningWithVariants } from '../variants/store';
 
 export type Config = components['schemas']['Config'];
 
 /** Running experiments and every feature flag: what an SDK needs to assign and flag locally. */
 export async function teamConfig(db: Db, team: TeamRow): Promise<Config> {
-  const [experiments, features] = await Promise.all([
-    listRunningExperiments(db, team.id),
+  const [{ running, variants }, features] = await Promise.all([
+    runningWithVariants(db, team.id),
     db.selectFrom('features').select(['key', 'enabled', 'value']).where('team_id', '=', team.id).orderBy('key').execute(),
   ]);
-  const variants = await variantsOfMany(db, team.id, experiments.map((experiment) => experiment.id));
   return {
     team: team.id,
-    experiments: experiments.map((experiment) => ({
+    experiments: running.map((experiment) => ({
       key: experiment.key,
       seed: experiment.seed,
       event: experiment.event_key,

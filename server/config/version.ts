@@ -3,8 +3,9 @@ import type { Db } from '../storage/database';
 /**
  * Runs a change to what a team's config holds (its experiments, their variants and goal events,
  * its feature flags) or to the events ingest looks up by key, in a transaction that also raises
- * the team's `config_version`: a config read or an ingest that sees the new version sees the change. The team's row is locked first, so that every
- * config change of a team takes its locks in the same order.
+ * the team's `config_version`: a config read or an ingest that sees the new version sees the
+ * change. The team's row is locked first, so that every config change of a team takes its locks
+ * in the same order.
  */
 export function changingConfig<T>(db: Db, teamId: number, change: (trx: Db) => Promise<T>): Promise<T> {
   return db.transaction().execute(async (trx) => {

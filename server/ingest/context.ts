@@ -1,12 +1,12 @@
 import { ConfigVersionCache } from '../config/cache';
 import { configVersionOf } from '../config/version';
 import { requireEvent } from '../events/service';
-import { requireExperiment } from '../experiments/service';
 import type { EventRow } from '../events/store';
-import { listRunningExperiments, type ExperimentRow } from '../experiments/store';
+import { requireExperiment } from '../experiments/service';
+import type { ExperimentRow } from '../experiments/store';
 import type { Db } from '../storage/database';
 import type { TeamRow } from '../teams/store';
-import { variantsOfMany, type ResolvedVariant } from '../variants/store';
+import { runningWithVariants, type ResolvedVariant } from '../variants/store';
 
 /** What an ingest reads of its team's config: the running experiments, their variants, the events found so far. */
 export interface IngestContext {
@@ -29,9 +29,7 @@ export async function contextOf(trx: Db, contexts: IngestContexts, team: TeamRow
   const version = await configVersionOf(trx, team.id);
   let context = contexts.get(team.id, version);
   if (!context) {
-    const running = await listRunningExperiments(trx, team.id);
-    const variants = await variantsOfMany(trx, team.id, running.map((experiment) => experiment.id));
-    context = { running, variants, events: new Map() };
+    context = { ...(await runningWithVariants(trx, team.id)), events: new Map() };
     contexts.set(team.id, version, context);
   }
   return context;

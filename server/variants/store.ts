@@ -1,6 +1,7 @@
 import type { Insertable, Selectable, Updateable } from 'kysely';
 import type { components } from '../../generated/api';
 import { resolveTraffic } from '../domain/assignment';
+import { listRunningExperiments, type ExperimentRow } from '../experiments/store';
 import type { Db } from '../storage/database';
 import type { Database } from '../storage/schema';
 import { iso } from '../storage/values';
@@ -53,6 +54,12 @@ export async function variantsOfMany(db: Db, teamId: number, experimentIds: numb
     for (const row of rows) groups.get(row.experiment_id)?.push(row);
   }
   return new Map([...groups].map(([id, rows]) => [id, resolveShares(rows)]));
+}
+
+/** The team's running experiments, in creation order, and the variants of each by experiment id. */
+export async function runningWithVariants(db: Db, teamId: number): Promise<{ running: ExperimentRow[]; variants: Map<number, ResolvedVariant[]> }> {
+  const running = await listRunningExperiments(db, teamId);
+  return { running, variants: await variantsOfMany(db, teamId, running.map((experiment) => experiment.id)) };
 }
 
 export async function insertVariant(db: Db, row: Insertable<Database['variants']>): Promise<void> {
