@@ -34,7 +34,7 @@ async function identify(db: Db, header: string): Promise<Principal | undefined> 
     }
     case 'ingest-key': {
       const team = await findTeamByIngestKeyHash(db, hash);
-      return team === undefined ? undefined : { kind: 'ingest-key', teamId: team.id, team };
+      return team === undefined ? undefined : { kind: 'ingest-key', team };
     }
     default:
       return undefined;

@@ -11,7 +11,7 @@ export type TeamAccess = 'member' | 'config';
 
 export async function requireTeam(db: Db, principal: Principal, teamId: number, access: TeamAccess = 'member'): Promise<TeamRow> {
   // An ingest key's own team was read with the key, in the same request.
-  if (principal.kind === 'ingest-key' && principal.teamId === teamId) return principal.team;
+  if (principal.kind === 'ingest-key' && principal.team.id === teamId) return principal.team;
   const found = principal.kind === 'user' ? await findTeamOfUser(db, teamId, principal.userId) : { team: await findTeam(db, teamId), member: false };
   if (!found?.team) throw teamNotFound(teamId);
   if (found.member) return found.team;
