@@ -1,15 +1,17 @@
 import type { Db } from '../storage/database';
+import { prepared, type Bind } from '../storage/prepared';
 import type { TeamRow } from '../teams/store';
 import { sameHash } from './credentials';
 
+// Every authenticated request runs one of these two.
+const liveToken = prepared((db, arg: Bind<string>) =>
+  db.selectFrom('api_tokens').select(['user_id', 'token_hash']).where('token_hash', '=', arg((tokenHash) => tokenHash)).where('revoked_at', 'is', null),
+);
+const teamOfIngestKey = prepared((db, arg: Bind<string>) => db.selectFrom('teams').selectAll().where('ingest_key_hash', '=', arg((keyHash) => keyHash)));
+
 /** The user of a live (not revoked) API token, by the token's hash. */
 export async function findUserIdByTokenHash(db: Db, tokenHash: string): Promise<number | undefined> {
-  const row = await db
-    .selectFrom('api_tokens')
-    .select(['user_id', 'token_hash'])
-    .where('token_hash', '=', tokenHash)
-    .where('revoked_at', 'is', null)
-    .executeTakeFirst();
+  const [row] = await liveToken(db, tokenHash);
   return row && sameHash(row.token_hash, tokenHash) ? row.user_id : undefined;
 }
 
@@ -18,7 +20,7 @@ export async function findUserIdByTokenHash(db: Db, tokenHash: string): Promise<
  * row: the routes of the key's own team use it instead of reading it again.
  */
 export async function findTeamByIngestKeyHash(db: Db, keyHash: string): Promise<TeamRow | undefined> {
-  const row = await db.selectFrom('teams').selectAll().where('ingest_key_hash', '=', keyHash).executeTakeFirst();
+  const [row] = await teamOfIngestKey(db, keyHash);
   return row && sameHash(row.ingest_key_hash, keyHash) ? row : undefined;
 }
 

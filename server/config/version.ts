@@ -1,4 +1,5 @@
 import type { Db } from '../storage/database';
+import { prepared, type Bind } from '../storage/prepared';
 
 /**
  * Runs a change to what a team's config holds (its experiments, their variants and goal events,
@@ -18,8 +19,11 @@ export function changingConfig<T>(db: Db, teamId: number, change: (trx: Db) => P
   });
 }
 
-/** The team's stored config version, as the transaction `db` sees it. */
+const storedVersion = prepared((db, arg: Bind<number>) => db.selectFrom('teams').select('config_version').where('id', '=', arg((teamId) => teamId)));
+
+/** The team's stored config version, as the transaction `db` sees it (every ingest reads it). */
 export async function configVersionOf(db: Db, teamId: number): Promise<number> {
-  const row = await db.selectFrom('teams').select('config_version').where('id', '=', teamId).executeTakeFirstOrThrow();
+  const [row] = await storedVersion(db, teamId);
+  if (!row) throw new Error(`No team ${teamId}.`);
   return row.config_version;
 }

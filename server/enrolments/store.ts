@@ -1,5 +1,6 @@
 import type { components } from '../../generated/api';
 import type { Db } from '../storage/database';
+import { prepared, type Bind } from '../storage/prepared';
 import { iso } from '../storage/values';
 
 type Enrolment = components['schemas']['Enrolment'];
@@ -37,10 +38,14 @@ function selectEnrolments(db: Db, teamId: number, participantId: number) {
 }
 
 export async function enrolmentsOf(db: Db, teamId: number, participantId: number, page?: { limit: number; offset: number }): Promise<EnrolmentRow[]> {
-  let query = selectEnrolments(db, teamId, participantId).orderBy('enrolments.id');
-  if (page) query = query.limit(page.limit).offset(page.offset);
-  return query.execute();
+  return enrolmentsInOrder(db, { teamId, participantId, limit: page?.limit ?? 0, offset: page?.offset ?? 0 }, page ? 'page' : 'all');
 }
+
+// Ingest reads a returning participant's enrolments.
+const enrolmentsInOrder = prepared((db, arg: Bind<{ teamId: number; participantId: number; limit: number; offset: number }>, rows: 'page' | 'all') => {
+  const all = selectEnrolments(db, arg((a) => a.teamId), arg((a) => a.participantId)).orderBy('enrolments.id');
+  return rows === 'page' ? all.limit(arg((a) => a.limit)).offset(arg((a) => a.offset)) : all;
+});
 
 export async function countEnrolmentsOf(db: Db, teamId: number, participantId: number): Promise<number> {
   const row = await db
@@ -57,14 +62,17 @@ export async function findEnrolment(db: Db, teamId: number, participantId: numbe
 }
 
 export async function excludedExperimentIds(db: Db, teamId: number, participantId: number): Promise<Set<number>> {
-  const rows = await db
-    .selectFrom('exclusions')
-    .select('experiment_id')
-    .where('team_id', '=', teamId)
-    .where('participant_id', '=', participantId)
-    .execute();
+  const rows = await exclusionsOf(db, { teamId, participantId });
   return new Set(rows.map((row) => row.experiment_id));
 }
+
+const exclusionsOf = prepared((db, arg: Bind<{ teamId: number; participantId: number }>) =>
+  db
+    .selectFrom('exclusions')
+    .select('experiment_id')
+    .where('team_id', '=', arg((a) => a.teamId))
+    .where('participant_id', '=', arg((a) => a.participantId)),
+);
 
 /** Which variant of which experiment: what an enrolment row holds, too. */
 export interface Placement {
@@ -80,12 +88,7 @@ export interface Placement {
 export async function enrolInEach(db: Db, teamId: number, participantId: number, placements: Placement[], at: string): Promise<Map<number, number>> {
   if (placements.length === 0) return new Map();
   const ordered = byExperiment(placements);
-  const inserted = await db
-    .insertInto('enrolments')
-    .values(ordered.map((p) => ({ team_id: teamId, participant_id: participantId, experiment_id: p.experiment_id, variant_id: p.variant_id, enrolled_at: at })))
-    .onConflict((oc) => oc.columns(['team_id', 'participant_id', 'experiment_id']).doNothing())
-    .returning(['id', 'experiment_id'])
-    .execute();
+  const inserted = await insertEnrolments(db, { teamId, participantId, placements: ordered, at }, ordered.length);
   const ids = new Map(inserted.map((row) => [row.experiment_id, row.id]));
   for (const placement of ordered) {
     if (ids.has(placement.experiment_id)) await countParticipant(db, teamId, placement.variant_id, +1);
@@ -93,14 +96,39 @@ export async function enrolInEach(db: Db, teamId: number, participantId: number,
   return ids;
 }
 
+interface PlacementsOf {
+  teamId: number;
+  participantId: number;
+  placements: Placement[];
+}
+
+const insertEnrolments = prepared((db, arg: Bind<PlacementsOf & { at: string }>, rows: number) =>
+  db
+    .insertInto('enrolments')
+    .values(
+      Array.from({ length: rows }, (_, i) => ({
+        team_id: arg((a) => a.teamId),
+        participant_id: arg((a) => a.participantId),
+        experiment_id: arg((a) => a.placements[i].experiment_id),
+        variant_id: arg((a) => a.placements[i].variant_id),
+        enrolled_at: arg((a) => a.at),
+      })),
+    )
+    .onConflict((oc) => oc.columns(['team_id', 'participant_id', 'experiment_id']).doNothing())
+    .returning(['id', 'experiment_id']),
+);
+
+const addToParticipants = prepared((db, arg: Bind<{ teamId: number; variantId: number; change: 1 | -1 }>) =>
+  db
+    .updateTable('variants')
+    .set((eb) => ({ participants: eb('participants', '+', arg((a) => a.change)) }))
+    .where('id', '=', arg((a) => a.variantId))
+    .where('team_id', '=', arg((a) => a.teamId)),
+);
+
 /** Adds one participant to a variant's counter, or takes one away. */
 async function countParticipant(db: Db, teamId: number, variantId: number, change: 1 | -1): Promise<void> {
-  await db
-    .updateTable('variants')
-    .set((eb) => ({ participants: eb('participants', '+', change) }))
-    .where('id', '=', variantId)
-    .where('team_id', '=', teamId)
-    .execute();
+  await addToParticipants(db, { teamId, variantId, change });
 }
 
 /**
@@ -110,26 +138,50 @@ async function countParticipant(db: Db, teamId: number, variantId: number, chang
 export async function recordConversions(db: Db, teamId: number, participantId: number, placements: Placement[], eventId: number): Promise<void> {
   if (placements.length === 0) return;
   const ordered = byExperiment(placements);
-  const counted = await db
-    .insertInto('conversions')
-    .values(ordered.map((p) => ({ team_id: teamId, participant_id: participantId, experiment_id: p.experiment_id, event_id: eventId, count: 1 })))
-    .onConflict((oc) =>
-      oc.columns(['team_id', 'participant_id', 'experiment_id', 'event_id']).doUpdateSet((eb) => ({ count: eb('conversions.count', '+', 1) })),
-    )
-    .returning(['experiment_id', 'count'])
-    .execute();
+  const args = { teamId, participantId, placements: ordered, eventId };
+  const counted = await countConversions(db, args, ordered.length);
   const first = new Set(counted.filter((row) => Number(row.count) === 1).map((row) => row.experiment_id));
-  await db
+  await countInVariants(db, { ...args, first }, ordered.length);
+}
+
+type ConversionsOf = PlacementsOf & { eventId: number };
+
+const countConversions = prepared((db, arg: Bind<ConversionsOf>, rows: number) =>
+  db
+    .insertInto('conversions')
+    .values(
+      Array.from({ length: rows }, (_, i) => ({
+        team_id: arg((a) => a.teamId),
+        participant_id: arg((a) => a.participantId),
+        experiment_id: arg((a) => a.placements[i].experiment_id),
+        event_id: arg((a) => a.eventId),
+        count: 1,
+      })),
+    )
+    .onConflict((oc) => oc.columns(['team_id', 'participant_id', 'experiment_id', 'event_id']).doUpdateSet((eb) => ({ count: eb('conversions.count', '+', 1) })))
+    .returning(['experiment_id', 'count']),
+);
+
+/** `first`: the experiments in which this is the participant's first conversion on the event. */
+const countInVariants = prepared((db, arg: Bind<ConversionsOf & { first: Set<number> }>, rows: number) =>
+  db
     .insertInto('variant_event_counts')
-    .values(ordered.map((p) => ({ team_id: teamId, variant_id: p.variant_id, event_id: eventId, conversions: 1, unique_conversions: first.has(p.experiment_id) ? 1 : 0 })))
+    .values(
+      Array.from({ length: rows }, (_, i) => ({
+        team_id: arg((a) => a.teamId),
+        variant_id: arg((a) => a.placements[i].variant_id),
+        event_id: arg((a) => a.eventId),
+        conversions: 1,
+        unique_conversions: arg((a) => (a.first.has(a.placements[i].experiment_id) ? 1 : 0)),
+      })),
+    )
     .onConflict((oc) =>
       oc.columns(['team_id', 'variant_id', 'event_id']).doUpdateSet((eb) => ({
         conversions: eb('variant_event_counts.conversions', '+', 1),
         unique_conversions: eb('variant_event_counts.unique_conversions', '+', eb.ref('excluded.unique_conversions')),
       })),
-    )
-    .execute();
-}
+    ),
+);
 
 /**
  * Lock order, shared by every writer of the counters so that concurrent transactions cannot

@@ -1,4 +1,5 @@
 import type { Db } from '../storage/database';
+import { prepared, type Bind } from '../storage/prepared';
 
 /** The calendar month (UTC) a quota counts in, e.g. `2026-11`. */
 export function quotaMonth(at: string): string {
@@ -11,14 +12,17 @@ export function quotaMonth(at: string): string {
  */
 export async function consumeIngest(db: Db, teamId: number, limit: number | null, month: string): Promise<boolean> {
   if (limit !== null && limit < 1) return false;
-  const counted = await db
+  const counted = await countIngest(db, { teamId, month, limit: limit ?? 0 }, limit === null ? 'unlimited' : 'limited');
+  return counted.length > 0;
+}
+
+const countIngest = prepared((db, arg: Bind<{ teamId: number; month: string; limit: number }>, quota: 'limited' | 'unlimited') =>
+  db
     .insertInto('ingest_usage')
-    .values({ team_id: teamId, month, count: 1 })
+    .values({ team_id: arg((a) => a.teamId), month: arg((a) => a.month), count: 1 })
     .onConflict((oc) => {
       const update = oc.columns(['team_id', 'month']).doUpdateSet((eb) => ({ count: eb('ingest_usage.count', '+', 1) }));
-      return limit === null ? update : update.where('ingest_usage.count', '<', limit);
+      return quota === 'unlimited' ? update : update.where('ingest_usage.count', '<', arg((a) => a.limit));
     })
-    .returning('count')
-    .executeTakeFirst();
-  return counted !== undefined;
-}
+    .returning('count'),
+);

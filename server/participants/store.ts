@@ -1,6 +1,7 @@
 import type { Selectable } from 'kysely';
 import type { components } from '../../generated/api';
 import type { Db } from '../storage/database';
+import { prepared, type Bind } from '../storage/prepared';
 import type { Database } from '../storage/schema';
 import { iso } from '../storage/values';
 
@@ -43,17 +44,39 @@ export async function insertParticipant(db: Db, teamId: number, input: Participa
 
 /** Creates the participant, or updates the given fields of an existing one — atomically, so concurrent ingests agree. */
 export async function upsertParticipant(db: Db, teamId: number, input: ParticipantInput, at: string): Promise<ParticipantRow> {
-  // Only notes/attributes update an existing participant; the key is what it is matched by, so it is no change.
-  const changes = changesOf({ notes: input.notes, attributes: input.attributes });
-  return db
-    .insertInto('participants')
-    .values(newRow(teamId, input, at))
-    .onConflict((oc) =>
-      oc.columns(['team_id', 'key']).doUpdateSet((eb) => (Object.keys(changes).length > 0 ? { ...changes, updated_at: at } : { key: eb.ref('excluded.key') })),
-    )
-    .returningAll()
-    .executeTakeFirstOrThrow();
+  const given = (['notes', 'attributes'] as const).filter((field) => input[field] !== undefined).join('+');
+  const [row] = await participantUpsert(db, { row: newRow(teamId, input, at), changes: changesOf(input) }, given);
+  return row;
 }
+
+type ParticipantInsert = ReturnType<typeof newRow>;
+
+/** One per combination of the fields given (`shape`): every ingest runs one. */
+const participantUpsert = prepared((db, arg: Bind<{ row: ParticipantInsert; changes: Partial<ParticipantInsert> }>, given: string) =>
+  db
+    .insertInto('participants')
+    .values({
+      team_id: arg((a) => a.row.team_id),
+      key: arg((a) => a.row.key),
+      notes: arg((a) => a.row.notes),
+      attributes: arg((a) => a.row.attributes),
+      created_at: arg((a) => a.row.created_at),
+      updated_at: arg((a) => a.row.updated_at),
+    })
+    .onConflict((oc) =>
+      // Only notes/attributes update an existing participant; the key is what it is matched by, so it is no change.
+      oc.columns(['team_id', 'key']).doUpdateSet((eb) =>
+        given === ''
+          ? { key: eb.ref('excluded.key') }
+          : {
+              ...(given.split('+').includes('notes') && { notes: arg((a) => a.changes.notes) }),
+              ...(given.split('+').includes('attributes') && { attributes: arg((a) => a.changes.attributes) }),
+              updated_at: arg((a) => a.row.updated_at),
+            },
+      ),
+    )
+    .returningAll(),
+);
 
 export async function updateParticipant(db: Db, id: number, teamId: number, input: Partial<ParticipantInput>, at: string): Promise<ParticipantRow> {
   return db

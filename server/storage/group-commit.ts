@@ -1,4 +1,4 @@
-import { sql } from 'kysely';
+import { CompiledQuery } from 'kysely';
 import type { Db } from './database';
 import type { Engine } from './engine';
 
@@ -16,6 +16,14 @@ const MAX_TRIES = 3;
 // PostgreSQL deadlock and serialization failures: another process's batch won; run the job again.
 const RETRYABLE = new Set(['40P01', '40001']);
 
+// Compiled once: each unit of a batch runs two of these.
+const SAVEPOINT = CompiledQuery.raw('savepoint unit');
+const ROLLBACK_UNIT = CompiledQuery.raw('rollback to savepoint unit');
+const RELEASE_UNIT = CompiledQuery.raw('release savepoint unit');
+const COMMIT = CompiledQuery.raw('commit');
+const ROLLBACK = CompiledQuery.raw('rollback');
+const BEGIN = { sqlite: CompiledQuery.raw('begin immediate'), postgres: CompiledQuery.raw('begin') };
+
 /**
  * Group commit: concurrent units of work share one transaction, each inside its own savepoint,
  * and one commit — one fsync — makes them all durable. A unit that fails is rolled back to its
@@ -31,22 +39,22 @@ export function groupCommit(db: Db, engine: Engine): Batched {
     const retry: Job[] = [];
     try {
       await db.connection().execute(async (connection) => {
-        await sql.raw(engine === 'sqlite' ? 'begin immediate' : 'begin').execute(connection);
+        await connection.executeQuery(BEGIN[engine]);
         try {
           for (const job of batch) {
-            await sql.raw('savepoint unit').execute(connection);
+            await connection.executeQuery(SAVEPOINT);
             try {
               outcomes.push({ ok: true, value: await job.work(connection) });
             } catch (error) {
-              await sql.raw('rollback to savepoint unit').execute(connection);
+              await connection.executeQuery(ROLLBACK_UNIT);
               if (RETRYABLE.has((error as { code?: string }).code ?? '') && job.tries < MAX_TRIES) retry.push(job);
               outcomes.push({ ok: false, value: error });
             }
-            await sql.raw('release savepoint unit').execute(connection);
+            await connection.executeQuery(RELEASE_UNIT);
           }
-          await sql.raw('commit').execute(connection);
+          await connection.executeQuery(COMMIT);
         } catch (error) {
-          await sql.raw('rollback').execute(connection).catch(() => {});
+          await connection.executeQuery(ROLLBACK).catch(() => {});
           throw error;
         }
       });
