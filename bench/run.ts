@@ -18,6 +18,7 @@ import { ingestPhase } from './phases/ingest';
 import { readsPhase } from './phases/reads';
 import { soakPhase } from './phases/soak';
 import { layersPhase, startLayerServers, type Layer } from './phases/layers';
+import { librariesPhase, startLibraryServers, type LibraryServers } from './phases/libraries';
 
 async function main(): Promise<void> {
   const options = parseOptions(process.argv.slice(2));
@@ -29,6 +30,7 @@ async function main(): Promise<void> {
   if (options.cpuProf) for (const file of readdirSync(`${ROOT}bench/results`)) if (file.endsWith('.cpuprofile')) rmSync(`${ROOT}bench/results/${file}`);
   const started = await startServers(engines, options);
   if (started.baselines) results.baselines = await baselinesPhase(started.baselines, options);
+  if (started.libraries) results.libraries = await librariesPhase(started.libraries, options);
   // In-process and CPU-bound: measured while every server is idle.
   if (phases.has('assignment')) results.assignment = assignmentPhase(options);
 
@@ -70,7 +72,7 @@ interface EngineServers {
  * their start-ups (seconds each) would dominate a quick run. Idle, they cost nothing. The soak
  * starts its own server, since it measures memory from the start.
  */
-async function startServers(engines: Engine[], options: Options): Promise<{ baselines?: BaselineServers; engines: Record<Engine, EngineServers> }> {
+async function startServers(engines: Engine[], options: Options): Promise<{ baselines?: BaselineServers; libraries?: LibraryServers; engines: Record<Engine, EngineServers> }> {
   const { phases, cpuProf } = options;
   progress('bench: starting servers');
   const perEngine = async (engine: Engine): Promise<EngineServers> => {
@@ -83,11 +85,12 @@ async function startServers(engines: Engine[], options: Options): Promise<{ base
     const [servers, growthEnv] = await Promise.all([main(), growth()]);
     return { ...servers, growth: growthEnv };
   };
-  const [baselines, ...servers] = await Promise.all([
+  const [baselines, libraries, ...servers] = await Promise.all([
     phases.has('baselines') ? startBaselineServers() : undefined,
+    phases.has('libraries') ? startLibraryServers() : undefined,
     ...engines.map(perEngine),
   ] as const);
-  return { baselines, engines: Object.fromEntries(engines.map((engine, i) => [engine, servers[i]!])) as Record<Engine, EngineServers> };
+  return { baselines, libraries, engines: Object.fromEntries(engines.map((engine, i) => [engine, servers[i]!])) as Record<Engine, EngineServers> };
 }
 
 /** Names each server's main-thread profile after the server, drops the loader threads' ones, and summarises. */

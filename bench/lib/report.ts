@@ -4,6 +4,7 @@ import type { GrowthPoint, GrowthResult } from '../phases/growth';
 import { READS, type Read } from '../phases/reads';
 import { mb, type SoakResult } from '../phases/soak';
 import { LAYERS, type Endpoints, type Layer, type LayersResult } from '../phases/layers';
+import { LIBRARIES, type LibrariesResult, type Library } from '../phases/libraries';
 import type { Measurement } from './load';
 import type { Engine } from './options';
 import type { ProfileLine } from './profile';
@@ -21,6 +22,7 @@ export interface Results {
   machine: Record<string, unknown>;
   options: Record<string, unknown>;
   baselines?: Baselines;
+  libraries?: LibrariesResult;
   assignment?: AssignmentResult;
   engines: Partial<Record<Engine, EngineResults>>;
   targets: Target[];
@@ -113,6 +115,29 @@ export function renderTables(results: Results): string {
       ] as const
     ).map(([name, m]) => [name, rps(m.rps), ms(m.p50), ms(m.p99), cpu(m), failures(m)]);
     out.push(table('Baselines (bare servers, small JSON body)', ['server', 'req/s median (min–max)', 'p50 ms', 'p99 ms', 'CPU µs/response', 'failed'], rows));
+  }
+  const libraries = results.libraries;
+  if (libraries) {
+    const bare = libraries.bare;
+    const side = (name: string, e: Endpoints) => [
+      name,
+      rps(e.config.rps),
+      cpu(e.config),
+      added(bare.config, e.config),
+      times(ratio(e.config.rps.median, bare.config.rps.median)),
+      rps(e.ingest.rps),
+      cpu(e.ingest),
+      added(bare.ingest, e.ingest),
+      times(ratio(e.ingest.rps.median, bare.ingest.rps.median)),
+    ];
+    const lrows = [side('bare Express 5', bare), ...(Object.keys(LIBRARIES) as Library[]).map((library) => side(`+ ${library}`, libraries.with[library]))];
+    out.push(
+      table(
+        'What the libraries cost — Express 5 answering GET config / POST ingest with constant bodies, each library set up as the server sets it up (rounds taken in turn)',
+        ['server', 'config req/s', 'config CPU µs', 'µs added', 'req/s ÷ bare', 'ingest req/s', 'ingest CPU µs', 'µs added', 'req/s ÷ bare'],
+        lrows,
+      ),
+    );
   }
 
   for (const [engine, r] of Object.entries(results.engines) as Array<[Engine, EngineResults]>) {
@@ -290,7 +315,16 @@ export function ratioSummary(results: Results) {
     };
   }
   const a = results.assignment;
+  const l = results.libraries;
+  const byLibrary = (endpoint: keyof Endpoints, figure: (bare: Measurement, with_: Measurement) => number | undefined) =>
+    Object.fromEntries((Object.keys(LIBRARIES) as Library[]).map((library) => [library, figure(l!.bare[endpoint], l!.with[library][endpoint])]));
   return {
+    libraries: l && {
+      config_cpu_us_added: byLibrary('config', (bare, with_) => cpuSaved(with_, bare)),
+      config_rps_vs_bare: byLibrary('config', (bare, with_) => ratio(with_.rps.median, bare.rps.median)),
+      ingest_cpu_us_added: byLibrary('ingest', (bare, with_) => cpuSaved(with_, bare)),
+      ingest_rps_vs_bare: byLibrary('ingest', (bare, with_) => ratio(with_.rps.median, bare.rps.median)),
+    },
     engines,
     assignment: a && {
       ours_vs_growthbook: ratio(a.ours.perSecond.median, a.growthbook.perSecond.median),
@@ -309,6 +343,12 @@ function cpuSaved(shipped: Measurement, without: Measurement): number | undefine
 function saved(shipped: Measurement, without: Measurement): string {
   const us = cpuSaved(shipped, without);
   return us === undefined ? 'n/a' : `${Math.round(us)} (${Math.round((100 * us) / shipped.cpuUs!.median)} %)`;
+}
+
+/** Server CPU µs per response that a library adds to bare Express. */
+function added(bare: Measurement, with_: Measurement): string {
+  const us = cpuSaved(with_, bare);
+  return us === undefined ? 'n/a' : `${Math.round(us)} (+${Math.round((100 * us) / bare.cpuUs!.median)} %)`;
 }
 
 function savedByLayer(layers: LayersResult, endpoint: keyof Endpoints): Record<string, number | undefined> {

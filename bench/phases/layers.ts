@@ -1,9 +1,10 @@
 import { startRealServer, type Environment } from '../lib/environment';
-import { describeRound, load, progress, summarise, type LoadSpec, type Measurement, type RoundResult } from '../lib/load';
+import { progress, type Measurement } from '../lib/load';
 import type { Options } from '../lib/options';
 import type { ServerProcess } from '../lib/processes';
 import { bearer } from '../lib/setup';
 import { ingestSpec } from './ingest';
+import { inTurn } from './libraries';
 import { readSpec } from './reads';
 
 /** The layers of the real server that a setting turns off, and the settings that do. */
@@ -49,24 +50,11 @@ export async function layersPhase(env: Environment, without: Record<Layer, Serve
     const knobHonoured = probe.status === 200;
     if (!knobHonoured) progress(`layers ${env.engine}: VALIDATE_REQUESTS=false is not honoured (answered ${probe.status}); both sides validate`);
     const sides: Array<[string, Environment]> = [['everything on', env], ...LAYER_NAMES.map((layer): [string, Environment] => [`without ${layer}`, { ...env, server: without[layer] }])];
-    const ingest = await roundRobin(`ingest ${env.engine}`, sides.map(([name, e]) => [name, ingestSpec(e, options)]), options);
-    const config = await roundRobin(`GET config ${env.engine}`, sides.map(([name, e]) => [name, readSpec(e, 'config', options)]), options);
+    const ingest = await inTurn(`ingest ${env.engine}`, sides.map(([name, e]) => [name, ingestSpec(e, options)]), options);
+    const config = await inTurn(`GET config ${env.engine}`, sides.map(([name, e]) => [name, readSpec(e, 'config', options)]), options);
     const endpoints = (i: number): Endpoints => ({ ingest: ingest[i]!, config: config[i]! });
     return { knobHonoured, shipped: endpoints(0), without: Object.fromEntries(LAYER_NAMES.map((layer, i) => [layer, endpoints(i + 1)])) as Record<Layer, Endpoints> };
   } finally {
     await Promise.all(Object.values(without).map((server) => server.stop()));
   }
-}
-
-async function roundRobin(label: string, sides: Array<[string, LoadSpec]>, options: Options): Promise<Measurement[]> {
-  for (const [, spec] of sides) await load({ ...spec, duration: options.warmup });
-  const rounds: RoundResult[][] = sides.map(() => []);
-  for (let i = 0; i < options.rounds; i++) {
-    for (const [s, [name, spec]] of sides.entries()) {
-      const round = await load(spec);
-      rounds[s]!.push(round);
-      progress(`${label} ${name}: round ${i + 1}/${options.rounds}  ${describeRound(round)}`);
-    }
-  }
-  return rounds.map(summarise);
 }

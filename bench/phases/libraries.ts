@@ -1,0 +1,73 @@
+import { onClose } from '../lib/environment';
+import { describeRound, load, progress, summarise, type LoadSpec, type Measurement, type RoundResult } from '../lib/load';
+import type { Options } from '../lib/options';
+import { startServer, type ServerProcess } from '../lib/processes';
+import { freshIngestBody } from '../lib/setup';
+import type { Endpoints } from './layers';
+
+/** The libraries of the real server's request path, by what LIBRARIES in bench/servers/express-libraries.ts calls them. */
+export const LIBRARIES = {
+  'pino-http': 'pino-http',
+  'express-rate-limit': 'rate-limit',
+  'express-openapi-validator': 'validator',
+  'all three': 'pino-http,rate-limit,validator',
+} as const;
+export type Library = keyof typeof LIBRARIES;
+const LIBRARY_NAMES = Object.keys(LIBRARIES) as Library[];
+
+export interface LibrariesResult {
+  bare: Endpoints;
+  with: Record<Library, Endpoints>;
+}
+
+export type LibraryServers = { bare: ServerProcess } & Record<Library, ServerProcess>;
+
+export async function startLibraryServers(): Promise<LibraryServers> {
+  const start = async (name: string, libraries: string) => {
+    const server = await startServer({ name, entry: 'bench/servers/express-libraries.ts', env: { LIBRARIES: libraries }, readyPath: '/api/teams/1/config' });
+    return { ...server, stop: onClose(() => server.stop()) };
+  };
+  const [bare, ...others] = await Promise.all([start('express-bare', ''), ...LIBRARY_NAMES.map((library) => start(`express-${LIBRARIES[library].replace(/,/g, '-')}`, LIBRARIES[library]))]);
+  return { bare: bare!, ...Object.fromEntries(LIBRARY_NAMES.map((library, i) => [library, others[i]!])) } as LibraryServers;
+}
+
+/**
+ * What the libraries cost by themselves: bare Express 5 answering GET config and POST ingest
+ * with constant bodies, and the same app with each library (and all three) set up as the real
+ * server sets it up. Rounds go round the servers in turn. No storage, no code of ours: whatever
+ * these add is a floor under the real server's cost per request.
+ */
+export async function librariesPhase(servers: LibraryServers, options: Options): Promise<LibrariesResult> {
+  try {
+    const sides: Array<[string, ServerProcess]> = [['bare Express 5', servers.bare], ...LIBRARY_NAMES.map((library): [string, ServerProcess] => [`+ ${library}`, servers[library]])];
+    const spec = (server: ServerProcess, endpoint: keyof Endpoints): LoadSpec => ({
+      url: `${server.url}/api/teams/1/${endpoint}`,
+      method: endpoint === 'ingest' ? 'POST' : 'GET',
+      headers: { authorization: 'Bearer esk_bench' },
+      body: endpoint === 'ingest' ? freshIngestBody : undefined,
+      connections: options.connections,
+      duration: options.duration,
+      serverPid: server.pid,
+    });
+    const config = await inTurn('libraries GET config', sides.map(([name, server]) => [name, spec(server, 'config')]), options);
+    const ingest = await inTurn('libraries POST ingest', sides.map(([name, server]) => [name, spec(server, 'ingest')]), options);
+    const endpoints = (i: number): Endpoints => ({ ingest: ingest[i]!, config: config[i]! });
+    return { bare: endpoints(0), with: Object.fromEntries(LIBRARY_NAMES.map((library, i) => [library, endpoints(i + 1)])) as Record<Library, Endpoints> };
+  } finally {
+    await Promise.all(Object.values(servers).map((server) => server.stop()));
+  }
+}
+
+/** Warm-up of each, then rounds taken in turn, so that drift favours none of them. */
+export async function inTurn(label: string, sides: Array<[string, LoadSpec]>, options: Options): Promise<Measurement[]> {
+  for (const [, spec] of sides) await load({ ...spec, duration: options.warmup });
+  const rounds: RoundResult[][] = sides.map(() => []);
+  for (let i = 0; i < options.rounds; i++) {
+    for (const [s, [name, spec]] of sides.entries()) {
+      const round = await load(spec);
+      rounds[s]!.push(round);
+      progress(`${label} ${name}: round ${i + 1}/${options.rounds}  ${describeRound(round)}`);
+    }
+  }
+  return rounds.map(summarise);
+}
