@@ -44,7 +44,7 @@ export const Z95 = 1.959964;
 export const EXACT_MAX_TERMS = 1_000;
 
 /** Intervals of the numerical integration grids (fixed cost, independent of the counts). */
-const GRID_INTERVALS = 1_000;
+const GRID_INTERVALS = 250;
 /** Each grid spans the posterior mean ± this many standard deviations, clipped to [0, 1]. */
 const GRID_HALF_WIDTH_SDS = 12;
 
@@ -224,9 +224,10 @@ interface Grid {
   start: number;
   step: number;
   density: Float64Array;
+  slope: Float64Array;
 }
 
-/** Beta density on a uniform grid over mean ± GRID_HALF_WIDTH_SDS sd, within [0, 1]. */
+/** Beta density and its derivative on a uniform grid over mean ± GRID_HALF_WIDTH_SDS sd, within [0, 1]. */
 function betaGrid({ alpha, beta }: BetaParameters): Grid {
   const sum = alpha + beta;
   const mean = alpha / sum;
@@ -236,6 +237,7 @@ function betaGrid({ alpha, beta }: BetaParameters): Grid {
   const step = (end - start) / GRID_INTERVALS;
   const lnBeta = betaln(alpha, beta);
   const density = new Float64Array(GRID_INTERVALS + 1);
+  const slope = new Float64Array(GRID_INTERVALS + 1);
   for (let i = 0; i <= GRID_INTERVALS; i++) {
     const t = start + i * step;
     // Guard 0 · log(0) at the edges when a parameter is 1.
@@ -244,14 +246,20 @@ function betaGrid({ alpha, beta }: BetaParameters): Grid {
       (beta === 1 ? 0 : (beta - 1) * Math.log1p(-t)) -
       lnBeta;
     density[i] = Math.exp(logDensity);
+    // f′(t) = f(t) · ((α − 1)/t − (β − 1)/(1 − t)), guarded like the density at the edges.
+    if (density[i]! > 0) {
+      slope[i] = density[i]! * ((alpha === 1 ? 0 : (alpha - 1) / t) - (beta === 1 ? 0 : (beta - 1) / (1 - t)));
+    }
   }
-  return { start, step, density };
+  return { start, step, density, slope };
 }
 
 /**
- * P(θ_V > θ_C) = ∫ f_V(t) F_C(t) dt by the trapezoidal rule on two fixed grids: F_C is the
- * cumulative trapezoid of f_C on the control's grid, interpolated at the variant's grid points.
- * Each grid follows its own posterior, so a narrow posterior is resolved next to a wide one.
+ * P(θ_V > θ_C) = ∫ f_V(t) F_C(t) dt by the trapezoidal rule on the variant's grid. F_C is built
+ * on the control's grid from f_C and f_C′: each interval by the trapezoid with its end correction
+ * h²/12 · (f′(a) − f′(b)), and between grid points by cubic Hermite interpolation — both accurate
+ * to O(h⁴), so a coarse grid suffices. Each grid follows its own posterior, so a narrow posterior
+ * is resolved next to a wide one.
  */
 export function chanceToBeatControlIntegrated(
   arm: PosteriorCounts,
@@ -261,20 +269,28 @@ export function chanceToBeatControlIntegrated(
   assertPosteriorCounts(control);
   const v = betaGrid(posterior(arm));
   const c = betaGrid(posterior(control));
+  const h = c.step;
 
   const cdf = new Float64Array(GRID_INTERVALS + 1);
   for (let i = 1; i <= GRID_INTERVALS; i++) {
-    cdf[i] = cdf[i - 1]! + ((c.density[i - 1]! + c.density[i]!) * c.step) / 2;
+    cdf[i] = cdf[i - 1]! + (h / 2) * (c.density[i - 1]! + c.density[i]!) + ((h * h) / 12) * (c.slope[i - 1]! - c.slope[i]!);
   }
   // Normalising by the grid's own total cancels the truncated tails and quadrature bias.
   const cdfTotal = cdf[GRID_INTERVALS]!;
   const controlCdf = (t: number): number => {
-    const position = (t - c.start) / c.step;
+    const position = (t - c.start) / h;
     if (position <= 0) return 0;
     if (position >= GRID_INTERVALS) return 1;
     const j = Math.floor(position);
-    const fraction = position - j;
-    return (cdf[j]! * (1 - fraction) + cdf[j + 1]! * fraction) / cdfTotal;
+    const s = position - j;
+    const s2 = s * s;
+    const s3 = s2 * s;
+    const value =
+      (2 * s3 - 3 * s2 + 1) * cdf[j]! +
+      (s3 - 2 * s2 + s) * h * c.density[j]! +
+      (3 * s2 - 2 * s3) * cdf[j + 1]! +
+      (s3 - s2) * h * c.density[j + 1]!;
+    return value / cdfTotal;
   };
 
   let mass = 0;
