@@ -14,8 +14,10 @@ export interface SoakResult {
   samples: Array<[number, number]>;
   /**
    * The V8 heap still live after a full garbage collection (`--trace-gc`, Mark-Compact), in MiB:
-   * the last one of the warm-up and the last one of the soak. Unlike RSS, which also holds what
-   * the collector freed but has not given back yet, it grows only with a leak.
+   * the first one after the warm-up and the last one of the soak. (The last one of the warm-up
+   * may be from before the server built its working set: on a slow machine the warm-up's ingest
+   * can leave the start-up collection the only full one.) Unlike RSS, which also holds what the
+   * collector freed but has not given back yet, it grows only with a leak.
    */
   liveHeapAfterWarmupMb?: number;
   liveHeapAtEndMb?: number;
@@ -45,8 +47,7 @@ export async function soakPhase(engine: Engine, options: Options): Promise<SoakR
     progress(`soak ${engine}: RSS at start ${mb(rssAtStartKb)}; ${warmup} s of warm-up ingest`);
     await load({ ...ingestSpec(env, options), duration: warmup });
     const rssAfterWarmupKb = env.server.rssKb();
-    const liveHeapAfterWarmupMb = liveHeapMb;
-    progress(`soak ${engine}: RSS after warm-up ${mb(rssAfterWarmupKb)}, live heap ${heap(liveHeapAfterWarmupMb)}; ${options.soakSeconds} s of ingest`);
+    progress(`soak ${engine}: RSS after warm-up ${mb(rssAfterWarmupKb)}, live heap at the last full collection ${heap(liveHeapMb)}; ${options.soakSeconds} s of ingest`);
 
     const samples: Array<[number, number]> = [];
     let peak = rssAfterWarmupKb;
@@ -61,6 +62,7 @@ export async function soakPhase(engine: Engine, options: Options): Promise<SoakR
     }, 10_000);
     const result = await load({ ...ingestSpec(env, options), duration: options.soakSeconds }, () => responses++).finally(() => clearInterval(timer));
     const rssAtEndKb = env.server.rssKb();
+    const liveHeapAfterWarmupMb = fullCollections[0]?.[1];
     const liveHeapAtEndMb = fullCollections.at(-1)?.[1];
     progress(`soak ${engine}: done  ${describeRound(result)}  RSS at end ${mb(rssAtEndKb)}, live heap ${heap(liveHeapAtEndMb)}`);
     return {
