@@ -42,7 +42,7 @@ export async function ingest(storage: Storage, contexts: IngestContexts, team: T
     // Last, so that the quota row is locked only briefly; failing here still rolls everything back.
     await requireQuota(trx, team, at);
     return { participant: toParticipant(participant), assignments: assignments.map(enrolments.toEnrolment) };
-  });
+  }, team.id);
 }
 
 /** Counts this ingest against the team's monthly quota, or 402. */

@@ -63,15 +63,15 @@ export async function updateParticipant(db: Db, team: TeamRow, key: string, inpu
 }
 
 // Deleting and unenrolling change the counters that ingest changes: they run in ingest's group
-// commit, so that within a process they never wait on each other's locks, and a deadlock with
-// another process's batch is retried rather than answered 500.
+// commit, so that within a process they never wait on each other's locks, and across processes
+// they wait for the team's batch lock like ingest.
 export async function deleteParticipant(storage: Storage, team: TeamRow, key: string): Promise<Participant> {
   return storage.batched(async (trx) => {
     const participant = await lockedParticipant(trx, team, key);
     await enrolments.removeEnrolments(trx, team.id, participant.id, await enrolments.enrolmentsOf(trx, team.id, participant.id));
     await store.deleteParticipant(trx, participant.id, team.id);
     return store.toParticipant(participant);
-  });
+  }, team.id);
 }
 
 export async function listEnrolments(db: Db, team: TeamRow, key: string, page: PageRequest) {
@@ -98,7 +98,7 @@ export async function unenrol(storage: Storage, team: TeamRow, key: string, expe
     await enrolments.removeEnrolment(trx, team.id, participant.id, enrolment);
     await enrolments.exclude(trx, team.id, participant.id, experiment.id);
     return enrolments.toEnrolment(enrolment);
-  });
+  }, team.id);
 }
 
 async function requireEnrolment(db: Db, team: TeamRow, participant: store.ParticipantRow, experiment: { id: number; key: string }) {

@@ -2,10 +2,15 @@ import { CompiledQuery } from 'kysely';
 import type { Db } from './database';
 import type { Engine } from './engine';
 
-export type Batched = <T>(work: (trx: Db) => Promise<T>) => Promise<T>;
+/**
+ * Runs `work` as one unit of a group-committed transaction. Units given the same `lockKey` (a team
+ * id: the counters they write are that team's) are serialised across processes on PostgreSQL.
+ */
+export type Batched = <T>(work: (trx: Db) => Promise<T>, lockKey?: number) => Promise<T>;
 
 interface Job {
   work: (trx: Db) => Promise<unknown>;
+  lockKey: number | undefined;
   resolve: (value: unknown) => void;
   reject: (error: unknown) => void;
   tries: number;
@@ -23,6 +28,21 @@ const RELEASE_UNIT = CompiledQuery.raw('release savepoint unit');
 const COMMIT = CompiledQuery.raw('commit');
 const ROLLBACK = CompiledQuery.raw('rollback');
 const BEGIN = { sqlite: CompiledQuery.raw('begin immediate'), postgres: CompiledQuery.raw('begin') };
+/** First key of PostgreSQL's two-key advisory locks: the namespace of batch lock keys. */
+const BATCH_LOCKS = 0x6261;
+
+/**
+ * PostgreSQL: before any unit runs, the batch takes a transaction-scoped advisory lock for each of
+ * its units' keys, in ascending order. Two processes' batches that write the same counter rows in
+ * different orders would otherwise deadlock (each detection costs a second, then a retry); this
+ * way the second batch waits for the first to commit before it takes any row lock. SQLite's
+ * `begin immediate` already lets one writer in at a time.
+ */
+function batchLocks(engine: Engine, batch: Job[]): CompiledQuery[] {
+  if (engine !== 'postgres') return [];
+  const keys = [...new Set(batch.flatMap((job) => (job.lockKey === undefined ? [] : [job.lockKey])))].sort((a, b) => a - b);
+  return keys.map((key) => CompiledQuery.raw('select pg_advisory_xact_lock($1, $2)', [BATCH_LOCKS, key]));
+}
 
 /**
  * Group commit: concurrent units of work share one transaction, each inside its own savepoint,
@@ -41,6 +61,7 @@ export function groupCommit(db: Db, engine: Engine): Batched {
       await db.connection().execute(async (connection) => {
         await connection.executeQuery(BEGIN[engine]);
         try {
+          for (const lock of batchLocks(engine, batch)) await connection.executeQuery(lock);
           for (const job of batch) {
             await connection.executeQuery(SAVEPOINT);
             try {
@@ -81,9 +102,9 @@ export function groupCommit(db: Db, engine: Engine): Batched {
     running = false;
   }
 
-  return <T>(work: (trx: Db) => Promise<T>) =>
+  return <T>(work: (trx: Db) => Promise<T>, lockKey?: number) =>
     new Promise<T>((resolve, reject) => {
-      waiting.push({ work, resolve: resolve as (value: unknown) => void, reject, tries: 1 });
+      waiting.push({ work, lockKey, resolve: resolve as (value: unknown) => void, reject, tries: 1 });
       // Let the requests that arrive in the same turn of the event loop join this batch.
       if (!running) {
         running = true;
