@@ -52,8 +52,8 @@ export function parseOptions(argv: string[]): Options {
     process.exit(0);
   }
   const quick = values.quick ?? false;
-  // A quick run leaves out the libraries phase too (five more servers), to stay under a minute.
-  const byDefault = PHASES.filter((phase) => phase !== 'soak' && !(quick && phase === 'libraries'));
+  // A quick run leaves out the libraries and layers phases too (five and four more servers), to stay under a minute.
+  const byDefault = PHASES.filter((phase) => phase !== 'soak' && !(quick && (phase === 'libraries' || phase === 'layers')));
   const phases = new Set<Phase>(values.phases ? list(values.phases, PHASES, 'phase') : byDefault);
   if (values.soak || values['soak-seconds']) phases.add('soak');
   return {
