@@ -1,7 +1,7 @@
 import { Client } from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
 import { engines } from '../support/engines';
-import { createExperiment } from '../support/fixtures';
+import { createExperiment, inParallel } from '../support/fixtures';
 import { ingestOnce, startChild, stopChild, type ChildServer } from '../support/process';
 import { startServer, type TestServer } from '../support/server';
 
@@ -39,16 +39,10 @@ describe.runIf(engines.includes('postgres'))('ingest from two server processes o
     const before = await deadlocksIn(databaseUrl);
 
     // Act: new participants with an event, alternating between the two processes
-    const statuses: number[] = [];
-    let next = 0;
-    await Promise.all(
-      Array.from({ length: IN_FLIGHT }, async () => {
-        for (let i = next++; i < INGESTS; i = next++) {
-          const outcome = await ingestOnce(children[i % 2]!.baseUrl, team, { participant: `p-${i}`, event: 'goal' });
-          statuses.push(outcome.kind === 'status' ? outcome.status : 0);
-        }
-      }),
-    );
+    const statuses = await inParallel([...Array(INGESTS).keys()], IN_FLIGHT, async (i) => {
+      const outcome = await ingestOnce(children[i % 2]!.baseUrl, team, { participant: `p-${i}`, event: 'goal' });
+      return outcome.kind === 'status' ? outcome.status : 0;
+    });
     // A backend reports its deadlocks to the statistics when it exits: stop both processes.
     for (const child of children.splice(0)) await stopChild(child);
 
