@@ -1,11 +1,11 @@
 // Proves that the bundled contract (generated/openapi.json) encodes the published interface
-// (the seed markdown, read at run time) and keeps the document's own rules: closed, typed and
+// (transcribed as data in test/contract/interface.ts) and keeps the document's own rules: closed, typed and
 // bounded schemas, problem-details errors, and examples that validate.
 import { readFileSync } from 'node:fs';
 import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020';
 import addFormats from 'ajv-formats';
 import { describe, expect, it } from 'vitest';
-import { readSeed, type OperationKey } from './seed';
+import { INTERFACE, type OperationKey } from './interface';
 
 // ---------------------------------------------------------------------------------------------
 // The document and a few helpers to navigate it
@@ -17,7 +17,7 @@ type Node = { [key: string]: any };
 type Pointer = string;
 
 const doc: Node = JSON.parse(readFileSync(new URL('../../generated/openapi.json', import.meta.url), 'utf8'));
-const seed = readSeed();
+const published = INTERFACE;
 
 const HTTP_METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'] as const;
 const HEALTH: OperationKey = 'GET /api/health';
@@ -267,26 +267,26 @@ const jsonSchemaOf = (operation: Operation, mediaType = JSON_MEDIA) =>
   mediaOf(operation.requestBody!).find((m) => m.mediaType === mediaType)!;
 
 // =============================================================================================
-// 0. The seed is read as published
+// 0. The interface table is complete
 // =============================================================================================
 
-describe('the seed (published interface) as read', () => {
+describe('the published interface as transcribed (test/contract/interface.ts)', () => {
   it('lists 38 endpoints, the six path parameters, eight query-parameter rows and seven removed operations', () => {
-    expect(seed.endpoints).toHaveLength(38);
-    expect(new Set(seed.endpoints.map((e) => e.key)).size).toBe(38);
-    expect(seed.pathParameters).toEqual(['team', 'event', 'experiment', 'variant', 'feature', 'participant']);
-    expect(seed.queryParameters.size).toBe(8);
-    expect(seed.removedOperations).toHaveLength(7);
-    expect(seed.requestBodies).toHaveLength(2);
-    expect(seed.errors.map((e) => e.status)).toEqual(['401', '402', '403', '404', '500', '200']);
+    expect(published.endpoints).toHaveLength(38);
+    expect(new Set(published.endpoints.map((e) => e.key)).size).toBe(38);
+    expect(published.pathParameters).toEqual(['team', 'event', 'experiment', 'variant', 'feature', 'participant']);
+    expect(published.queryParameters.size).toBe(8);
+    expect(published.removedOperations).toHaveLength(7);
+    expect(published.requestBodies).toHaveLength(2);
+    expect(published.errors.map((e) => e.status)).toEqual(['401', '402', '403', '404', '500', '200']);
   });
 
   it('names only operations of its Endpoints table in its other tables', () => {
-    const known = new Set(seed.endpoints.map((e) => e.key));
+    const known = new Set(published.endpoints.map((e) => e.key));
     const named = [
-      ...seed.queryParameters.keys(),
-      ...seed.requestBodies.map((b) => b.operation),
-      ...seed.errors.flatMap((e) => e.operations),
+      ...published.queryParameters.keys(),
+      ...published.requestBodies.map((b) => b.operation),
+      ...published.errors.flatMap((e) => e.operations),
       HEALTH,
       INGEST,
     ];
@@ -299,19 +299,19 @@ describe('the seed (published interface) as read', () => {
 // =============================================================================================
 
 describe('1. operations and path parameters', () => {
-  it.each(seed.endpoints.map((e) => [e.key, e.purpose]))('when the seed lists %s (%s), then the document has it', (key) => {
+  it.each(published.endpoints.map((e) => [e.key, e.purpose]))('when the interface lists %s (%s), then the document has it', (key) => {
     expect(operationByKey.has(key)).toBe(true);
   });
 
-  it('when the document is read, then it has exactly the 38 operations of the seed and no other under /api', () => {
+  it('when the document is read, then it has exactly the 38 operations of the interface and no other under /api', () => {
     expect(operations).toHaveLength(38);
-    expect(operations.map((o) => o.key).sort()).toEqual(seed.endpoints.map((e) => e.key).sort());
+    expect(operations.map((o) => o.key).sort()).toEqual(published.endpoints.map((e) => e.key).sort());
     expect(Object.keys(doc.paths).filter((path) => !path.startsWith('/api/'))).toEqual([]);
   });
 
   it.each(operationRows)('%s: its path parameters are exactly its placeholders, in: path and required', (_key, operation) => {
     const placeholders = [...operation.path.matchAll(/\{([^}]+)\}/g)].map((m) => m[1]!);
-    expect(placeholders.filter((name) => !seed.pathParameters.includes(name))).toEqual([]);
+    expect(placeholders.filter((name) => !published.pathParameters.includes(name))).toEqual([]);
     const pathParameters = operation.parameters.filter((p) => p.node.in === 'path');
     expect(pathParameters.map((p) => p.node.name).sort()).toEqual([...placeholders].sort());
     for (const p of pathParameters) expect(p.node.required, `${p.node.name} required`).toBe(true);
@@ -326,13 +326,13 @@ describe('1. operations and path parameters', () => {
 // =============================================================================================
 
 describe('2. query parameters', () => {
-  const rows = [...seed.queryParameters].flatMap(([key, names]) => names.map((name) => [key, name] as [string, string]));
+  const rows = [...published.queryParameters].flatMap(([key, names]) => names.map((name) => [key, name] as [string, string]));
 
-  it('the seed names 11 query parameters on 8 operations', () => {
+  it('the interface names 11 query parameters on 8 operations', () => {
     expect(rows).toHaveLength(11);
   });
 
-  it.each(rows)('when the seed lists it, then %s declares the query parameter %s', (key, name) => {
+  it.each(rows)('when the interface lists it, then %s declares the query parameter %s', (key, name) => {
     const operation = operationByKey.get(key);
     expect(operation, key).toBeDefined();
     const parameter = operation!.parameters.find((p) => p.node.name === name);
@@ -346,7 +346,7 @@ describe('2. query parameters', () => {
 // =============================================================================================
 
 describe('3. removed operations and properties, headers, security', () => {
-  it.each(seed.removedOperations.map((r) => [r.key, r]))('the removed operation %s is absent', (_key, removed) => {
+  it.each(published.removedOperations.map((r) => [r.key, r]))('the removed operation %s is absent', (_key, removed) => {
     expect(doc.paths[removed.path]?.[removed.method.toLowerCase()]).toBeUndefined();
     expect(operationByKey.has(removed.key)).toBe(false);
   });
@@ -435,13 +435,13 @@ describe('4. responses and operation metadata', () => {
     expect(operation.responses.map((r) => r.status).filter((s) => /^2/.test(s))).toEqual(['200']);
   });
 
-  const seedStatuses = seed.errors.flatMap(({ status, operations: keys }) =>
+  const publishedStatuses = published.errors.flatMap(({ status, operations: keys }) =>
     keys.map((key) => [status, key] as [string, OperationKey]),
   );
-  it('the seed lists 7 statuses on operations in its Errors table', () => {
-    expect(seedStatuses).toHaveLength(7);
+  it('the interface lists 7 statuses on operations in its Errors table', () => {
+    expect(publishedStatuses).toHaveLength(7);
   });
-  it.each(seedStatuses)('when the seed lists %s on %s, then the operation documents it', (status, key) => {
+  it.each(publishedStatuses)('when the interface lists %s on %s, then the operation documents it', (status, key) => {
     expect(operationByKey.get(key)?.responses.map((r) => r.status)).toContain(status);
   });
 
@@ -503,11 +503,11 @@ describe('4. responses and operation metadata', () => {
 // =============================================================================================
 
 describe('5. request bodies', () => {
-  // The seed's create, update and ingest operations take a body; no other one does.
-  const expectedWithBody = seed.endpoints.filter((e) => /^(Create|Update|Ingest)\b/.test(e.purpose)).map((e) => e.key);
+  // The interface's create, update and ingest operations take a body; no other one does.
+  const expectedWithBody = published.endpoints.filter((e) => /^(Create|Update|Ingest)\b/.test(e.purpose)).map((e) => e.key);
   const withBody = operationRows.filter(([, o]) => o.requestBody);
 
-  it('exactly the 11 create, update and ingest operations of the seed take a body', () => {
+  it('exactly the 11 create, update and ingest operations of the interface take a body', () => {
     expect(expectedWithBody).toHaveLength(11);
     expect(withBody.map(([key]) => key).sort()).toEqual([...expectedWithBody].sort());
   });
@@ -549,7 +549,7 @@ describe('5. request bodies', () => {
     expect(open.every(isAttributes)).toBe(true);
   });
 
-  it.each(seed.requestBodies.map((b) => [b.operation, b]))('%s: its body has the properties the seed names and not the removed ones', (key, body) => {
+  it.each(published.requestBodies.map((b) => [b.operation, b]))('%s: its body has the properties the interface names and not the removed ones', (key, body) => {
     const operation = operationByKey.get(key)!;
     expect(operation.requestBody).toBeDefined();
     for (const m of mediaOf(operation.requestBody!)) {
