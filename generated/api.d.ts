@@ -181,7 +181,7 @@ export interface paths {
         };
         /**
          * List experiments
-         * @description The team's experiments in every state, ordered by key.
+         * @description The team's experiments in every state, ordered by key; with `include=variants`, each with its variants.
          */
         get: operations["experiments_list"];
         put?: never;
@@ -205,7 +205,7 @@ export interface paths {
         };
         /**
          * One experiment
-         * @description One experiment of the team.
+         * @description One experiment of the team; with `include=variants`, with its variants.
          */
         get: operations["experiments_get"];
         /**
@@ -660,7 +660,7 @@ export interface components {
             updated_at: components["schemas"]["Timestamp"];
             started_at: components["schemas"]["NullableTimestamp"];
             stopped_at: components["schemas"]["NullableTimestamp"];
-            /** @description Present only in a team response with `include=experiments.variants`. */
+            /** @description Present only when asked for: with `include=variants` on the experiment list and get, and in a team response with `include=experiments.variants`. */
             variants?: components["schemas"]["Variant"][];
         };
         /**
@@ -2024,10 +2024,22 @@ export interface components {
          */
         Team: number;
         /**
+         * @description Accepted for clients that send `include` on every list and get, but nothing is embedded in this resource: only an empty `include=` is accepted (it means "nothing"); any value is a 400 naming `/query/include`. Related resources are read through their own operations.
+         * @example []
+         */
+        NoInclude: string[];
+        /**
          * @description The event's key (case-sensitive).
          * @example purchase
          */
         Event: components["schemas"]["Key"];
+        /**
+         * @description `variants` embeds each experiment's variants in its `variants` field, in creation order (the order of their hash ranges). An empty `include=` embeds nothing; any other value is a 400.
+         * @example [
+         *       "variants"
+         *     ]
+         */
+        ExperimentInclude: "variants"[];
         /**
          * @description The experiment's key (case-sensitive).
          * @example checkout_button
@@ -2461,6 +2473,11 @@ export interface operations {
                  * @example 15
                  */
                 per_page?: components["parameters"]["PerPage"];
+                /**
+                 * @description Accepted for clients that send `include` on every list and get, but nothing is embedded in this resource: only an empty `include=` is accepted (it means "nothing"); any value is a 400 naming `/query/include`. Related resources are read through their own operations.
+                 * @example []
+                 */
+                include?: components["parameters"]["NoInclude"];
             };
             header?: never;
             path: {
@@ -2514,7 +2531,13 @@ export interface operations {
     };
     events_get: {
         parameters: {
-            query?: never;
+            query?: {
+                /**
+                 * @description Accepted for clients that send `include` on every list and get, but nothing is embedded in this resource: only an empty `include=` is accepted (it means "nothing"); any value is a 400 naming `/query/include`. Related resources are read through their own operations.
+                 * @example []
+                 */
+                include?: components["parameters"]["NoInclude"];
+            };
             header?: never;
             path: {
                 /**
@@ -2619,6 +2642,13 @@ export interface operations {
                  * @example 15
                  */
                 per_page?: components["parameters"]["PerPage"];
+                /**
+                 * @description `variants` embeds each experiment's variants in its `variants` field, in creation order (the order of their hash ranges). An empty `include=` embeds nothing; any other value is a 400.
+                 * @example [
+                 *       "variants"
+                 *     ]
+                 */
+                include?: components["parameters"]["ExperimentInclude"];
             };
             header?: never;
             path: {
@@ -2672,7 +2702,15 @@ export interface operations {
     };
     experiments_get: {
         parameters: {
-            query?: never;
+            query?: {
+                /**
+                 * @description `variants` embeds each experiment's variants in its `variants` field, in creation order (the order of their hash ranges). An empty `include=` embeds nothing; any other value is a 400.
+                 * @example [
+                 *       "variants"
+                 *     ]
+                 */
+                include?: components["parameters"]["ExperimentInclude"];
+            };
             header?: never;
             path: {
                 /**
@@ -2839,6 +2877,11 @@ export interface operations {
                  * @example 15
                  */
                 per_page?: components["parameters"]["PerPage"];
+                /**
+                 * @description Accepted for clients that send `include` on every list and get, but nothing is embedded in this resource: only an empty `include=` is accepted (it means "nothing"); any value is a 400 naming `/query/include`. Related resources are read through their own operations.
+                 * @example []
+                 */
+                include?: components["parameters"]["NoInclude"];
             };
             header?: never;
             path: {
@@ -2902,7 +2945,13 @@ export interface operations {
     };
     variants_get: {
         parameters: {
-            query?: never;
+            query?: {
+                /**
+                 * @description Accepted for clients that send `include` on every list and get, but nothing is embedded in this resource: only an empty `include=` is accepted (it means "nothing"); any value is a 400 naming `/query/include`. Related resources are read through their own operations.
+                 * @example []
+                 */
+                include?: components["parameters"]["NoInclude"];
+            };
             header?: never;
             path: {
                 /**
@@ -3214,6 +3263,11 @@ export interface operations {
                  * @example 15
                  */
                 per_page?: components["parameters"]["PerPage"];
+                /**
+                 * @description Accepted for clients that send `include` on every list and get, but nothing is embedded in this resource: only an empty `include=` is accepted (it means "nothing"); any value is a 400 naming `/query/include`. Related resources are read through their own operations.
+                 * @example []
+                 */
+                include?: components["parameters"]["NoInclude"];
             };
             header?: never;
             path: {
@@ -3278,6 +3332,11 @@ export interface operations {
                  * @example 15
                  */
                 per_page?: components["parameters"]["PerPage"];
+                /**
+                 * @description Accepted for clients that send `include` on every list and get, but nothing is embedded in this resource: only an empty `include=` is accepted (it means "nothing"); any value is a 400 naming `/query/include`. Related resources are read through their own operations.
+                 * @example []
+                 */
+                include?: components["parameters"]["NoInclude"];
             };
             header?: never;
             path: {

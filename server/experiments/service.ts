@@ -8,7 +8,7 @@ import type { Db } from '../storage/database';
 import { countInTeam } from '../storage/counts';
 import { now, onDuplicate } from '../storage/values';
 import type { TeamRow } from '../teams/store';
-import { variantsOf } from '../variants/store';
+import { toVariant, variantsOf, variantsOfMany } from '../variants/store';
 import * as store from './store';
 
 type Experiment = components['schemas']['Experiment'];
@@ -28,16 +28,24 @@ export async function lockedExperiment(trx: Db, team: TeamRow, key: string): Pro
   return store.findExperimentById(trx, team.id, experiment.id);
 }
 
-export async function listExperiments(db: Db, team: TeamRow, page: PageRequest) {
+export async function listExperiments(db: Db, team: TeamRow, page: PageRequest, include: string[] = []) {
   const [rows, total] = await Promise.all([
     store.listExperiments(db, team.id, page.perPage, page.offset),
     countInTeam(db, 'experiments', team.id),
   ]);
-  return { items: rows.map(store.toExperiment), total };
+  return { items: await describeExperiments(db, team, rows, include), total };
 }
 
-export async function getExperiment(db: Db, team: TeamRow, key: string): Promise<Experiment> {
-  return store.toExperiment(await requireExperiment(db, team, key));
+export async function getExperiment(db: Db, team: TeamRow, key: string, include: string[] = []): Promise<Experiment> {
+  const [experiment] = await describeExperiments(db, team, [await requireExperiment(db, team, key)], include);
+  return experiment!;
+}
+
+/** Experiments as answered; with `include=variants`, each with its variants. */
+export async function describeExperiments(db: Db, team: TeamRow, rows: store.ExperimentRow[], include: string[]): Promise<Experiment[]> {
+  if (!include.includes('variants')) return rows.map(store.toExperiment);
+  const variants = await variantsOfMany(db, team.id, rows.map((row) => row.id));
+  return rows.map((row) => ({ ...store.toExperiment(row), variants: (variants.get(row.id) ?? []).map(toVariant) }));
 }
 
 export async function createExperiment(db: Db, team: TeamRow, input: ExperimentCreate): Promise<Experiment> {

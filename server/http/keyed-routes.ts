@@ -2,13 +2,14 @@ import { Router } from 'express';
 import type { Db } from '../storage/database';
 import { teamOf } from '../teams/middleware';
 import type { TeamRow } from '../teams/store';
+import { includeOf } from './include';
 import { paginated, pageRequest, type PageRequest } from './pagination';
 
-/** The use cases of a team resource addressed by key. */
+/** The use cases of a team resource addressed by key; list and get also take what `include` asks to embed. */
 export interface KeyedService<T, Create, Update> {
-  list(db: Db, team: TeamRow, page: PageRequest): Promise<{ items: T[]; total: number }>;
+  list(db: Db, team: TeamRow, page: PageRequest, include: string[]): Promise<{ items: T[]; total: number }>;
   create(db: Db, team: TeamRow, input: Create): Promise<T>;
-  get(db: Db, team: TeamRow, key: string): Promise<T>;
+  get(db: Db, team: TeamRow, key: string, include: string[]): Promise<T>;
   update(db: Db, team: TeamRow, key: string, input: Update): Promise<T>;
   remove(db: Db, team: TeamRow, key: string): Promise<T>;
 }
@@ -19,14 +20,14 @@ export function keyedRoutes<T, Create, Update>(db: Db, param: string, service: K
 
   router.get('/', async (req, res) => {
     const page = pageRequest(req);
-    const { items, total } = await service.list(db, teamOf(res), page);
+    const { items, total } = await service.list(db, teamOf(res), page, includeOf(req));
     res.json(paginated(req, items, total, page));
   });
   router.post('/', async (req, res) => {
     res.json({ data: await service.create(db, teamOf(res), req.body as Create) });
   });
   router.get(`/:${param}`, async (req, res) => {
-    res.json({ data: await service.get(db, teamOf(res), req.params[param]) });
+    res.json({ data: await service.get(db, teamOf(res), req.params[param], includeOf(req)) });
   });
   router.put(`/:${param}`, async (req, res) => {
     res.json({ data: await service.update(db, teamOf(res), req.params[param], req.body as Update) });

@@ -8,16 +8,24 @@ const JSON_TYPES = ['application/json', 'application/vnd.api+json'];
 
 /**
  * Query strings the validator would misread or choke on: `include[]=x` (read as `include`) and
- * parameters without a value (`?include` throws inside it). Refused as 400 before it runs.
+ * parameters without a value (`?page` throws inside it). Refused as 400 before it runs — except
+ * a list parameter without a value (`include=`), which is the empty list: dropped from the URL.
  */
-export const plainQueryOnly: RequestHandler = (req, _res, next) => {
-  const query = req.originalUrl.split('?', 2)[1];
+export const plainQueryOnly: RequestHandler = (req, res, next) => {
+  const [path, query] = req.url.split('?', 2) as [string, string | undefined];
   if (!query) return next();
-  for (const pair of query.split('&')) {
-    const [name, value] = pair.split('=', 2);
-    if (/[[\]]|%5B|%5D/i.test(name)) throw new BadRequest(`Unknown query parameter '${decodeSafely(name)}'.`, [{ path: `/query/${decodeSafely(name)}`, message: 'is not a parameter of this operation' }]);
-    if (!value) throw new BadRequest(`Query parameter '${decodeSafely(name)}' has no value.`, [{ path: `/query/${decodeSafely(name)}`, message: 'must have a value' }]);
+  const lists = res.locals.operation ? operationOf(res).listParameters : new Set<string>();
+  const pairs = query.split('&');
+  const kept: string[] = [];
+  for (const pair of pairs) {
+    const [name, value] = pair.split('=', 2) as [string, string | undefined];
+    const decoded = decodeSafely(name);
+    if (/[[\]]|%5B|%5D/i.test(name)) throw new BadRequest(`Unknown query parameter '${decoded}'.`, [{ path: `/query/${decoded}`, message: 'is not a parameter of this operation' }]);
+    if (!value && lists.has(decoded)) continue;
+    if (!value) throw new BadRequest(`Query parameter '${decoded}' has no value.`, [{ path: `/query/${decoded}`, message: 'must have a value' }]);
+    kept.push(pair);
   }
+  if (kept.length < pairs.length) req.url = req.originalUrl = kept.length > 0 ? `${path}?${kept.join('&')}` : path;
   next();
 };
 

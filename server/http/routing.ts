@@ -1,5 +1,5 @@
 import type { RequestHandler, Response } from 'express';
-import type { ContractDocument } from './contract';
+import { parameterOf, type ContractDocument } from './contract';
 import { MethodNotAllowed, NotFound } from './errors';
 
 const METHODS = ['get', 'put', 'post', 'delete', 'patch', 'head', 'options', 'trace'] as const;
@@ -10,6 +10,8 @@ export interface KnownOperation {
   isPublic: boolean;
   acceptsIngestKey: boolean;
   takesBody: boolean;
+  /** Query parameters that take a list: an empty value is the empty list. */
+  listParameters: Set<string>;
 }
 
 interface KnownPath {
@@ -50,6 +52,12 @@ function toKnownPath(document: ContractDocument, template: string, item: Contrac
       isPublic: security.some((requirement) => Object.keys(requirement).length === 0),
       acceptsIngestKey: security.some((requirement) => 'ingestKey' in requirement),
       takesBody: operation.requestBody !== undefined,
+      listParameters: new Set(
+        (operation.parameters ?? [])
+          .map((parameter) => parameterOf(document, parameter))
+          .filter((parameter) => parameter.in === 'query' && [parameter.schema?.type].flat().includes('array'))
+          .map((parameter) => parameter.name),
+      ),
     });
   }
   return { pattern, operations };

@@ -1,5 +1,6 @@
 import { Router } from 'express';
 import { principalOf } from '../auth/principal';
+import { includeOf } from '../http/include';
 import { paginated, pageRequest } from '../http/pagination';
 import type { Storage } from '../storage/database';
 import { teamOf } from './middleware';
@@ -24,7 +25,7 @@ export function userRoutes({ db }: Storage): Router {
   router.get('/teams', async (req, res) => {
     const page = pageRequest(req);
     const sort = (req.query.sort ?? 'id') as TeamSort;
-    const { items, total } = await listTeams(db, userIdOf(res), sort, includeOf(req.query.include), page);
+    const { items, total } = await listTeams(db, userIdOf(res), sort, includeOf(req) as Include[], page);
     res.json(paginated(req, items, total, page));
   });
   return router;
@@ -33,12 +34,7 @@ export function userRoutes({ db }: Storage): Router {
 export function teamRoutes({ db }: Storage): Router {
   const router = Router({ mergeParams: true, caseSensitive: true });
   router.get('/', async (req, res) => {
-    res.json({ data: await describeTeam(db, teamOf(res), includeOf(req.query.include)) });
+    res.json({ data: await describeTeam(db, teamOf(res), includeOf(req) as Include[]) });
   });
   return router;
-}
-
-function includeOf(value: unknown): Include[] {
-  if (value === undefined) return [];
-  return (Array.isArray(value) ? value : String(value).split(',')) as Include[];
 }

@@ -1,12 +1,12 @@
 import type { components } from '../../generated/api';
 import { listEvents, toEvent } from '../events/store';
-import { listExperiments, toExperiment } from '../experiments/store';
+import { describeExperiments } from '../experiments/service';
+import { listExperiments } from '../experiments/store';
 import { listFeatures, toFeature } from '../features/store';
 import { NotFound } from '../http/errors';
 import type { PageRequest } from '../http/pagination';
 import { listParticipants, toParticipant } from '../participants/store';
 import type { Db } from '../storage/database';
-import { variantsOfMany, toVariant } from '../variants/store';
 import { countsOf, countTeamsOf, findTeam, listTeamsOf, toTeam, type TeamRow, type TeamSort } from './store';
 
 type Team = components['schemas']['Team'];
@@ -40,11 +40,7 @@ export async function describeTeam(db: Db, team: TeamRow, include: Include[]): P
   if (wants('events')) described.events = (await listEvents(db, team.id, EMBEDDED_MAX, 0)).map(toEvent);
   if (wants('experiments') || wants('experiments.variants')) {
     const rows = await listExperiments(db, team.id, EMBEDDED_MAX, 0);
-    const variants = wants('experiments.variants') ? await variantsOfMany(db, team.id, rows.map((row) => row.id)) : undefined;
-    described.experiments = rows.map((row) => ({
-      ...toExperiment(row),
-      ...(variants && { variants: (variants.get(row.id) ?? []).map(toVariant) }),
-    }));
+    described.experiments = await describeExperiments(db, team, rows, wants('experiments.variants') ? ['variants'] : []);
   }
   if (wants('participants')) described.participants = (await listParticipants(db, team.id, EMBEDDED_MAX, 0)).map(toParticipant);
   if (wants('features')) described.features = (await listFeatures(db, team.id, EMBEDDED_MAX, 0)).map(toFeature);

@@ -77,7 +77,7 @@ function paramVerdict(param: Parameter, value: string | string[]): Verdict {
     if (!types.has('array')) return 'breaks';
     return 'valid'; // a repeated array parameter: either reading is defensible; no claim
   }
-  if (types.has('array')) return validate(value === '' ? [''] : value.split(',')) ? 'valid' : 'breaks';
+  if (types.has('array')) return validate(value === '' ? [] : value.split(',')) ? 'valid' : 'breaks'; // an empty list parameter is the empty list
   if (types.has('integer')) {
     if (value.trim() === '') return 'breaks';
     const number = Number(value);
