@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { createApiClient } from '../../generated/client';
+import { createApiClient } from 'experimentation-api';
 import { createTeam } from '../../server/admin/service';
 import { openStorage } from '../../server/storage/database';
 import type { ScratchStorage } from './storage';

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { createApiClient } from '../../generated/client';
+import { createApiClient } from 'experimentation-api';
 import { createToken, revokeToken, rotateIngestKey } from '../../server/admin/service';
 import { engines, useServer } from '../support/engines';
 import type { TestTeam } from '../support/server';

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { createApiClient, type components } from '../../generated/client';
+import { createApiClient, type components } from 'experimentation-api';
 import { useApp } from '../support/app';
 import { engines, useServer } from '../support/engines';
 import { expectProblem } from '../support/problems';

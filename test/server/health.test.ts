@@ -1,6 +1,6 @@
 import pg from 'pg';
 import { describe, expect, it } from 'vitest';
-import { createApiClient } from '../../generated/client';
+import { createApiClient } from 'experimentation-api';
 import { engines, useServer } from '../support/engines';
 import { expectProblem } from '../support/problems';
 import { POSTGRES_ADMIN_URL } from '../support/postgres';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { createApiClient, type components } from '../../generated/client';
+import { createApiClient, type components } from 'experimentation-api';
 import { useApp } from '../support/app';
 import { engines, useServer } from '../support/engines';
 import { createExperiment, expectedVariant, ingestOk, stopExperiment } from '../support/fixtures';

@@ -1,5 +1,5 @@
 import { afterAll, describe, expect, it } from 'vitest';
-import type { components } from '../../generated/client';
+import type { components } from 'experimentation-api';
 import { setQuota } from '../../server/admin/service';
 import { engines, useServer } from '../support/engines';
 import { startChild, stopChild, type ChildServer } from '../support/process';

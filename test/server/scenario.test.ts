@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { components } from '../../generated/client';
+import type { components } from 'experimentation-api';
 import { engines, useServer } from '../support/engines';
 import { expectedVariant, inParallel } from '../support/fixtures';
 import type { TestTeam } from '../support/server';

@@ -1,5 +1,5 @@
 import { beforeAll, describe, expect, it } from 'vitest';
-import type { components } from '../../generated/client';
+import type { components } from 'experimentation-api';
 import { engines, useServer } from '../support/engines';
 import { inParallel } from '../support/fixtures';
 import { expectProblem } from '../support/problems';

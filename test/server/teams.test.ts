@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { createApiClient, type components } from '../../generated/client';
+import { createApiClient, type components } from 'experimentation-api';
 import { createTeam, setQuota } from '../../server/admin/service';
 import { engines, useServer } from '../support/engines';
 import { expectProblem } from '../support/problems';

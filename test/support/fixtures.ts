@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { expect } from 'vitest';
-import type { components } from '../../generated/client';
+import type { components } from 'experimentation-api';
 import type { TestTeam } from './server';
 
 type IngestRequest = components['schemas']['IngestRequest'];

@@ -1,5 +1,5 @@
 import { expect } from 'vitest';
-import type { components } from '../../generated/client';
+import type { components } from 'experimentation-api';
 
 type Problem = components['schemas']['Problem'];
 

@@ -4,7 +4,7 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { createApiClient } from '../../generated/client';
+import { createApiClient } from 'experimentation-api';
 import { createTeam } from '../../server/admin/service';
 import { openStorage, type Storage } from '../../server/storage/database';
 import type { Engine } from '../../server/storage/engine';

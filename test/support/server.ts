@@ -1,6 +1,6 @@
 import type { AddressInfo } from 'node:net';
 import { pino } from 'pino';
-import { createApiClient } from '../../generated/client';
+import { createApiClient } from 'experimentation-api';
 import { createTeam } from '../../server/admin/service';
 import { createApp } from '../../server/app';
 import type { Engine } from '../../server/storage/engine';

@@ -1,0 +1,155 @@
+// The consumer package (generated/) as someone outside this repository gets it: packed with
+// `npm pack`, installed from the tarball into a project of its own, type-checked with
+// `moduleResolution` NodeNext and bundler, and run against the real server.
+import { execFile } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { useServer } from '../support/engines';
+import type { TestTeam } from '../support/server';
+
+const run = promisify(execFile);
+const root = fileURLToPath(new URL('../../', import.meta.url));
+const tsc = join(root, 'node_modules/typescript/bin/tsc');
+const contract = JSON.parse(readFileSync(join(root, 'generated/openapi.json'), 'utf8')) as { info: { version: string } };
+
+interface Packed {
+  filename: string;
+  size: number;
+  unpackedSize: number;
+  files: Array<{ path: string }>;
+}
+
+/** A consumer's program: three calls of the README and the package's other entry points. */
+function program(baseUrl: string, team: TestTeam): string {
+  return `import { createApiClient, type ApiClient } from 'experimentation-api';
+import type { components } from 'experimentation-api/types';
+import document from 'experimentation-api/openapi.json' with { type: 'json' };
+
+type Experiment = components['schemas']['Experiment'];
+const team = ${team.id};
+const api: ApiClient = createApiClient(${JSON.stringify(baseUrl)}, ${JSON.stringify(team.token)});
+const ingest = createApiClient(${JSON.stringify(baseUrl)}, ${JSON.stringify(team.ingestKey)});
+
+const event = await api.POST('/api/teams/{team}/events', { params: { path: { team } }, body: { key: 'signed_up' } });
+const experiment = await api.POST('/api/teams/{team}/experiments', { params: { path: { team } }, body: { key: 'welcome', event: 'signed_up' } });
+for (const key of ['control', 'treatment']) {
+  await api.POST('/api/teams/{team}/experiments/{experiment}/variants', { params: { path: { team, experiment: 'welcome' } }, body: { key, control: key === 'control' } });
+}
+await api.POST('/api/teams/{team}/experiments/{experiment}/start', { params: { path: { team, experiment: 'welcome' } } });
+const listed = await api.GET('/api/teams/{team}/experiments', { params: { path: { team }, query: { include: ['variants'] } } });
+const seen = await ingest.POST('/api/teams/{team}/ingest', { params: { path: { team } }, body: { participant: 'user-42', event: 'signed_up' } });
+const refused = await ingest.GET('/api/teams/{team}/events', { params: { path: { team } } });
+const experiments: Experiment[] = listed.data?.data ?? [];
+
+console.log(JSON.stringify({
+  version: document.info.version,
+  event: event.data?.data.key,
+  experiment: experiment.data?.data.status,
+  variants: experiments.map((e) => e.variants?.map((v) => v.key)),
+  assignments: seen.data?.data.assignments.map((a) => [a.experiment, a.variant]),
+  refused: [refused.response.status, refused.error?.title],
+}));
+`;
+}
+
+/** Calls whose bodies the contract does not allow: a required property missing, a property of the wrong type. */
+const WRONG_BODY = `import { createApiClient } from 'experimentation-api';
+const api = createApiClient('http://127.0.0.1:3000', 'token');
+await api.POST('/api/teams/{team}/experiments', { params: { path: { team: 1 } }, body: { key: 'welcome' } });
+await api.POST('/api/teams/{team}/ingest', { params: { path: { team: 1 } }, body: { participant: 'user-42', event: 7 } });
+`;
+
+const COMMON = { strict: true, target: 'ES2022', lib: ['ES2022', 'DOM'], skipLibCheck: false, resolveJsonModule: true };
+
+async function typeCheck(project: string, config: string): Promise<{ code: number; output: string }> {
+  try {
+    const { stdout } = await run(process.execPath, [tsc, '--project', join(project, config)], { cwd: project });
+    return { code: 0, output: stdout };
+  } catch (error) {
+    const failure = error as { code: number; stdout: string; stderr: string };
+    return { code: failure.code, output: failure.stdout + failure.stderr };
+  }
+}
+
+describe('the consumer package (generated/)', () => {
+  const server = useServer('sqlite');
+  const scratch = mkdtempSync(join(tmpdir(), 'consumer-'));
+  const project = join(scratch, 'project');
+  let packed: Packed;
+
+  beforeAll(async () => {
+    const { stdout } = await run('npm', ['pack', '--json', '--pack-destination', scratch], { cwd: join(root, 'generated') });
+    [packed] = JSON.parse(stdout) as Packed[];
+    mkdirSync(project);
+    writeFileSync(join(project, 'package.json'), JSON.stringify({ name: 'a-consumer', private: true, type: 'module' }));
+    await run('npm', ['install', join(scratch, packed.filename), '--prefer-offline', '--no-audit', '--no-fund', '--ignore-scripts'], { cwd: project });
+  }, 300_000);
+  afterAll(() => rmSync(scratch, { recursive: true, force: true }));
+
+  it('when packed, then it holds the contract, the types and the compiled client only, versioned as the contract', () => {
+    expect(packed.files.map((f) => f.path).sort()).toEqual(['README.md', 'api.d.ts', 'client.d.ts', 'client.js', 'openapi.json', 'openapi.yaml', 'package.json']);
+    expect(packed.filename).toBe(`experimentation-api-${contract.info.version}.tgz`);
+    console.log(`[package] ${packed.filename}: ${packed.files.length} files, ${(packed.size / 1024).toFixed(1)} KiB packed, ${(packed.unpackedSize / 1024).toFixed(1)} KiB unpacked`);
+  });
+
+  it('when installed, then openapi-fetch (and its helper types) is all it brings', async () => {
+    const installed = JSON.parse(readFileSync(join(project, 'node_modules/.package-lock.json'), 'utf8')) as { packages: Record<string, unknown> };
+    const names = Object.keys(installed.packages).map((path) => path.replace(/^.*node_modules\//, '')).sort();
+    expect(names).toEqual(['experimentation-api', 'openapi-fetch', 'openapi-typescript-helpers']);
+    console.log(`[package] installs ${names.length - 1} dependencies: ${names.slice(1).join(', ')}`);
+  });
+
+  it('when the entry points are resolved by Node, then ., ./openapi.json and ./openapi.yaml resolve to files of the package', async () => {
+    const script = `for (const s of ['experimentation-api', 'experimentation-api/openapi.json', 'experimentation-api/openapi.yaml']) console.log(import.meta.resolve(s));`;
+    const { stdout } = await run(process.execPath, ['--input-type=module', '-e', script], { cwd: project });
+    expect(stdout.trim().split('\n').map((url) => url.replace(/^.*node_modules\//, ''))).toEqual([
+      'experimentation-api/client.js',
+      'experimentation-api/openapi.json',
+      'experimentation-api/openapi.yaml',
+    ]);
+  });
+
+  it('when a program is type-checked with NodeNext and with bundler resolution, then it passes, and a wrong body fails', async () => {
+    writeFileSync(join(project, 'main.ts'), program(server().baseUrl, await server().newTeam()));
+    writeFileSync(join(project, 'wrong.ts'), WRONG_BODY);
+    const nodeNext = { ...COMMON, module: 'NodeNext', moduleResolution: 'NodeNext', outDir: 'out' };
+    const bundler = { ...COMMON, module: 'ESNext', moduleResolution: 'Bundler', noEmit: true };
+    for (const [name, options, files] of [
+      ['nodenext.json', nodeNext, ['main.ts']],
+      ['bundler.json', bundler, ['main.ts']],
+      ['wrong-nodenext.json', { ...nodeNext, noEmit: true }, ['wrong.ts']],
+      ['wrong-bundler.json', bundler, ['wrong.ts']],
+    ] as const) {
+      writeFileSync(join(project, name), JSON.stringify({ compilerOptions: options, files }));
+    }
+
+    for (const config of ['nodenext.json', 'bundler.json']) {
+      const { code, output } = await typeCheck(project, config);
+      expect(output, config).toBe('');
+      expect(code, config).toBe(0);
+    }
+    for (const config of ['wrong-nodenext.json', 'wrong-bundler.json']) {
+      const { code, output } = await typeCheck(project, config);
+      expect(code, config).not.toBe(0);
+      expect(output, config).toMatch(/wrong\.ts\(3,\d+\): error TS2322: [^\n]*\n\s+Property 'event' is missing in type '\{ key: string; \}'/);
+      expect(output, config).toMatch(/wrong\.ts\(4,\d+\): error TS2322: Type 'number' is not assignable to type 'string'/);
+    }
+  });
+
+  it('when the compiled program runs against the real server, then its calls succeed as typed', async () => {
+    const { stdout } = await run(process.execPath, [join(project, 'out/main.js')], { cwd: project });
+
+    expect(JSON.parse(stdout)).toEqual({
+      version: contract.info.version,
+      event: 'signed_up',
+      experiment: 'draft',
+      variants: [['control', 'treatment']],
+      assignments: [['welcome', expect.stringMatching(/^(control|treatment)$/)]],
+      refused: [403, 'Forbidden'],
+    });
+  });
+});
