@@ -1011,7 +1011,7 @@ export interface components {
             variant?: components["schemas"]["Key"];
         };
         /** @description The participant as stored, and all its assignments in running experiments. */
-        IngestResult: {
+        IngestOutcome: {
             participant: components["schemas"]["Participant"];
             assignments: components["schemas"]["Enrolment"][];
         };
@@ -1935,7 +1935,7 @@ export interface components {
             };
         };
         /** @description Accepted and stored. */
-        IngestResult: {
+        IngestOutcome: {
             headers: {
                 "RateLimit-Limit": components["headers"]["RateLimitLimit"];
                 "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
@@ -1968,7 +1968,7 @@ export interface components {
                  *     }
                  */
                 "application/json": {
-                    data: components["schemas"]["IngestResult"];
+                    data: components["schemas"]["IngestOutcome"];
                 };
             };
         };
@@ -2022,7 +2022,7 @@ export interface components {
          * @description The team's integer id. An unknown id — or a team the credential does not reach — is 404; a non-integer is 400.
          * @example 1
          */
-        Team: number;
+        TeamParameter: number;
         /**
          * @description Accepted for clients that send `include` on every list and get, but nothing is embedded in this resource: only an empty `include=` is accepted (it means "nothing"); any value is a 400 naming `/query/include`. Related resources are read through their own operations.
          * @example []
@@ -2032,7 +2032,7 @@ export interface components {
          * @description The event's key (case-sensitive).
          * @example purchase
          */
-        Event: components["schemas"]["Key"];
+        EventParameter: components["schemas"]["Key"];
         /**
          * @description `variants` embeds each experiment's variants in its `variants` field, in creation order (the order of their hash ranges). An empty `include=` embeds nothing; any other value is a 400.
          * @example [
@@ -2044,26 +2044,26 @@ export interface components {
          * @description The experiment's key (case-sensitive).
          * @example checkout_button
          */
-        Experiment: components["schemas"]["Key"];
+        ExperimentParameter: components["schemas"]["Key"];
         /**
          * @description The variant's key (case-sensitive).
          * @example green
          */
-        Variant: components["schemas"]["Key"];
+        VariantParameter: components["schemas"]["Key"];
         /**
          * @description The feature flag's key (case-sensitive).
          * @example new_checkout
          */
-        Feature: components["schemas"]["Key"];
+        FeatureParameter: components["schemas"]["Key"];
         /**
          * @description The participant's key (case-sensitive), percent-encoded where it is not URL-safe.
          * @example user-42
          */
-        Participant: components["schemas"]["ParticipantKey"];
+        ParticipantParameter: components["schemas"]["ParticipantKey"];
     };
     requestBodies: {
         /** @description The event to create. */
-        EventCreate: {
+        EventCreatePayload: {
             content: {
                 /**
                  * @example {
@@ -2084,7 +2084,7 @@ export interface components {
             };
         };
         /** @description The fields to change. */
-        EventUpdate: {
+        EventUpdatePayload: {
             content: {
                 /**
                  * @example {
@@ -2101,7 +2101,7 @@ export interface components {
             };
         };
         /** @description The experiment to create. */
-        ExperimentCreate: {
+        ExperimentCreatePayload: {
             content: {
                 /**
                  * @example {
@@ -2122,7 +2122,7 @@ export interface components {
             };
         };
         /** @description The fields to change. */
-        ExperimentUpdate: {
+        ExperimentUpdatePayload: {
             content: {
                 /**
                  * @example {
@@ -2139,7 +2139,7 @@ export interface components {
             };
         };
         /** @description The variant to create. */
-        VariantCreate: {
+        VariantCreatePayload: {
             content: {
                 /**
                  * @example {
@@ -2160,7 +2160,7 @@ export interface components {
             };
         };
         /** @description The fields to change. */
-        VariantUpdate: {
+        VariantUpdatePayload: {
             content: {
                 /**
                  * @example {
@@ -2177,7 +2177,7 @@ export interface components {
             };
         };
         /** @description The feature flag to create. */
-        FeatureCreate: {
+        FeatureCreatePayload: {
             content: {
                 /**
                  * @example {
@@ -2198,7 +2198,7 @@ export interface components {
             };
         };
         /** @description The fields to change. */
-        FeatureUpdate: {
+        FeatureUpdatePayload: {
             content: {
                 /**
                  * @example {
@@ -2215,7 +2215,7 @@ export interface components {
             };
         };
         /** @description The participant to create. */
-        ParticipantCreate: {
+        ParticipantCreatePayload: {
             content: {
                 /**
                  * @example {
@@ -2238,7 +2238,7 @@ export interface components {
             };
         };
         /** @description The fields to change. */
-        ParticipantUpdate: {
+        ParticipantUpdatePayload: {
             content: {
                 /**
                  * @example {
@@ -2255,7 +2255,7 @@ export interface components {
             };
         };
         /** @description What happened. */
-        IngestRequest: {
+        IngestRequestPayload: {
             content: {
                 /**
                  * @example {
@@ -2419,7 +2419,7 @@ export interface operations {
                  * @description The team's integer id. An unknown id — or a team the credential does not reach — is 404; a non-integer is 400.
                  * @example 1
                  */
-                team: components["parameters"]["Team"];
+                team: components["parameters"]["TeamParameter"];
             };
             cookie?: never;
         };
@@ -2444,7 +2444,7 @@ export interface operations {
                  * @description The team's integer id. An unknown id — or a team the credential does not reach — is 404; a non-integer is 400.
                  * @example 1
                  */
-                team: components["parameters"]["Team"];
+                team: components["parameters"]["TeamParameter"];
             };
             cookie?: never;
         };
@@ -2485,7 +2485,7 @@ export interface operations {
                  * @description The team's integer id. An unknown id — or a team the credential does not reach — is 404; a non-integer is 400.
                  * @example 1
                  */
-                team: components["parameters"]["Team"];
+                team: components["parameters"]["TeamParameter"];
             };
             cookie?: never;
         };
@@ -2510,11 +2510,11 @@ export interface operations {
                  * @description The team's integer id. An unknown id — or a team the credential does not reach — is 404; a non-integer is 400.
                  * @example 1
                  */
-                team: components["parameters"]["Team"];
+                team: components["parameters"]["TeamParameter"];
             };
             cookie?: never;
         };
-        requestBody: components["requestBodies"]["EventCreate"];
+        requestBody: components["requestBodies"]["EventCreatePayload"];
         responses: {
             200: components["responses"]["Event"];
             400: components["responses"]["BadRequest"];
@@ -2544,12 +2544,12 @@ export interface operations {
                  * @description The team's integer id. An unknown id — or a team the credential does not reach — is 404; a non-integer is 400.
                  * @example 1
                  */
-                team: components["parameters"]["Team"];
+                team: components["parameters"]["TeamParameter"];
                 /**
                  * @description The event's key (case-sensitive).
                  * @example purchase
                  */
-                event: components["parameters"]["Event"];
+                event: components["parameters"]["EventParameter"];
             };
             cookie?: never;
         };
@@ -2574,16 +2574,16 @@ export interface operations {
                  * @description The team's integer id. An unknown id — or a team the credential does not reach — is 404; a non-integer is 400.
                  * @example 1
                  */
-                team: components["parameters"]["Team"];
+                team: components["parameters"]["TeamParameter"];
                 /**
                  * @description The event's key (case-sensitive).
                  * @example purchase
                  */
-                event: components["parameters"]["Event"];
+                event: components["parameters"]["EventParameter"];
             };
             cookie?: never;
         };
-        requestBody: components["requestBodies"]["EventUpdate"];
+        requestBody: components["requestBodies"]["EventUpdatePayload"];
         responses: {
             200: components["responses"]["Event"];
             400: components["responses"]["BadRequest"];
@@ -2607,12 +2607,12 @@ export interface operations {
                  * @description The team's integer id. An unknown id — or a team the credential does not reach — is 404; a non-integer is 400.
                  * @example 1
                  */
-                team: components["parameters"]["Team"];
+                team: components["parameters"]["TeamParameter"];
                 /**
                  * @description The event's key (case-sensitive).
                  * @example purchase
                  */
-                event: components["parameters"]["Event"];
+                event: components["parameters"]["EventParameter"];
             };
             cookie?: never;
         };
@@ -2656,7 +2656,7 @@ export interface operations {
                  * @description The team's integer id. An unknown id — or a team the credential does not reach — is 404; a non-integer is 400.
                  * @example 1
                  */
-                team: components["parameters"]["Team"];
+                team: components["parameters"]["TeamParameter"];
             };
             cookie?: never;
         };
@@ -2681,11 +2681,11 @@ export interface operations {
                  * @description The team's integer id. An unknown id — or a team the credential does not reach — is 404; a non-integer is 400.
                  * @example 1
                  */
-                team: components["parameters"]["Team"];
+                team: components["parameters"]["TeamParameter"];
             };
             cookie?: never;
         };
-        requestBody: components["requestBodies"]["ExperimentCreate"];
+        requestBody: components["requestBodies"]["ExperimentCreatePayload"];
         responses: {
             200: components["responses"]["Experiment"];
             400: components["responses"]["BadRequest"];
@@ -2717,12 +2717,12 @@ export interface operations {
                  * @description The team's integer id. An unknown id — or a team the credential does not reach — is 404; a non-integer is 400.
                  * @example 1
                  */
-                team: components["parameters"]["Team"];
+                team: components["parameters"]["TeamParameter"];
                 /**
                  * @description The experiment's key (case-sensitive).
                  * @example checkout_button
                  */
-                experiment: components["parameters"]["Experiment"];
+                experiment: components["parameters"]["ExperimentParameter"];
             };
             cookie?: never;
         };
@@ -2747,16 +2747,16 @@ export interface operations {
                  * @description The team's integer id. An unknown id — or a team the credential does not reach — is 404; a non-integer is 400.
                  * @example 1
                  */
-                team: components["parameters"]["Team"];
+                team: components["parameters"]["TeamParameter"];
                 /**
                  * @description The experiment's key (case-sensitive).
                  * @example checkout_button
                  */
-                experiment: components["parameters"]["Experiment"];
+                experiment: components["parameters"]["ExperimentParameter"];
             };
             cookie?: never;
         };
-        requestBody: components["requestBodies"]["ExperimentUpdate"];
+        requestBody: components["requestBodies"]["ExperimentUpdatePayload"];
         responses: {
             200: components["responses"]["Experiment"];
             400: components["responses"]["BadRequest"];
@@ -2780,12 +2780,12 @@ export interface operations {
                  * @description The team's integer id. An unknown id — or a team the credential does not reach — is 404; a non-integer is 400.
                  * @example 1
                  */
-                team: components["parameters"]["Team"];
+                team: components["parameters"]["TeamParameter"];
                 /**
                  * @description The experiment's key (case-sensitive).
                  * @example checkout_button
                  */
-                experiment: components["parameters"]["Experiment"];
+                experiment: components["parameters"]["ExperimentParameter"];
             };
             cookie?: never;
         };
@@ -2811,12 +2811,12 @@ export interface operations {
                  * @description The team's integer id. An unknown id — or a team the credential does not reach — is 404; a non-integer is 400.
                  * @example 1
                  */
-                team: components["parameters"]["Team"];
+                team: components["parameters"]["TeamParameter"];
                 /**
                  * @description The experiment's key (case-sensitive).
                  * @example checkout_button
                  */
-                experiment: components["parameters"]["Experiment"];
+                experiment: components["parameters"]["ExperimentParameter"];
             };
             cookie?: never;
         };
@@ -2842,12 +2842,12 @@ export interface operations {
                  * @description The team's integer id. An unknown id — or a team the credential does not reach — is 404; a non-integer is 400.
                  * @example 1
                  */
-                team: components["parameters"]["Team"];
+                team: components["parameters"]["TeamParameter"];
                 /**
                  * @description The experiment's key (case-sensitive).
                  * @example checkout_button
                  */
-                experiment: components["parameters"]["Experiment"];
+                experiment: components["parameters"]["ExperimentParameter"];
             };
             cookie?: never;
         };
@@ -2889,12 +2889,12 @@ export interface operations {
                  * @description The team's integer id. An unknown id — or a team the credential does not reach — is 404; a non-integer is 400.
                  * @example 1
                  */
-                team: components["parameters"]["Team"];
+                team: components["parameters"]["TeamParameter"];
                 /**
                  * @description The experiment's key (case-sensitive).
                  * @example checkout_button
                  */
-                experiment: components["parameters"]["Experiment"];
+                experiment: components["parameters"]["ExperimentParameter"];
             };
             cookie?: never;
         };
@@ -2919,16 +2919,16 @@ export interface operations {
                  * @description The team's integer id. An unknown id — or a team the credential does not reach — is 404; a non-integer is 400.
                  * @example 1
                  */
-                team: components["parameters"]["Team"];
+                team: components["parameters"]["TeamParameter"];
                 /**
                  * @description The experiment's key (case-sensitive).
                  * @example checkout_button
                  */
-                experiment: components["parameters"]["Experiment"];
+                experiment: components["parameters"]["ExperimentParameter"];
             };
             cookie?: never;
         };
-        requestBody: components["requestBodies"]["VariantCreate"];
+        requestBody: components["requestBodies"]["VariantCreatePayload"];
         responses: {
             200: components["responses"]["Variant"];
             400: components["responses"]["BadRequest"];
@@ -2958,17 +2958,17 @@ export interface operations {
                  * @description The team's integer id. An unknown id — or a team the credential does not reach — is 404; a non-integer is 400.
                  * @example 1
                  */
-                team: components["parameters"]["Team"];
+                team: components["parameters"]["TeamParameter"];
                 /**
                  * @description The experiment's key (case-sensitive).
                  * @example checkout_button
                  */
-                experiment: components["parameters"]["Experiment"];
+                experiment: components["parameters"]["ExperimentParameter"];
                 /**
                  * @description The variant's key (case-sensitive).
                  * @example green
                  */
-                variant: components["parameters"]["Variant"];
+                variant: components["parameters"]["VariantParameter"];
             };
             cookie?: never;
         };
@@ -2993,21 +2993,21 @@ export interface operations {
                  * @description The team's integer id. An unknown id — or a team the credential does not reach — is 404; a non-integer is 400.
                  * @example 1
                  */
-                team: components["parameters"]["Team"];
+                team: components["parameters"]["TeamParameter"];
                 /**
                  * @description The experiment's key (case-sensitive).
                  * @example checkout_button
                  */
-                experiment: components["parameters"]["Experiment"];
+                experiment: components["parameters"]["ExperimentParameter"];
                 /**
                  * @description The variant's key (case-sensitive).
                  * @example green
                  */
-                variant: components["parameters"]["Variant"];
+                variant: components["parameters"]["VariantParameter"];
             };
             cookie?: never;
         };
-        requestBody: components["requestBodies"]["VariantUpdate"];
+        requestBody: components["requestBodies"]["VariantUpdatePayload"];
         responses: {
             200: components["responses"]["Variant"];
             400: components["responses"]["BadRequest"];
@@ -3031,17 +3031,17 @@ export interface operations {
                  * @description The team's integer id. An unknown id — or a team the credential does not reach — is 404; a non-integer is 400.
                  * @example 1
                  */
-                team: components["parameters"]["Team"];
+                team: components["parameters"]["TeamParameter"];
                 /**
                  * @description The experiment's key (case-sensitive).
                  * @example checkout_button
                  */
-                experiment: components["parameters"]["Experiment"];
+                experiment: components["parameters"]["ExperimentParameter"];
                 /**
                  * @description The variant's key (case-sensitive).
                  * @example green
                  */
-                variant: components["parameters"]["Variant"];
+                variant: components["parameters"]["VariantParameter"];
             };
             cookie?: never;
         };
@@ -3067,17 +3067,17 @@ export interface operations {
                  * @description The team's integer id. An unknown id — or a team the credential does not reach — is 404; a non-integer is 400.
                  * @example 1
                  */
-                team: components["parameters"]["Team"];
+                team: components["parameters"]["TeamParameter"];
                 /**
                  * @description The experiment's key (case-sensitive).
                  * @example checkout_button
                  */
-                experiment: components["parameters"]["Experiment"];
+                experiment: components["parameters"]["ExperimentParameter"];
                 /**
                  * @description The variant's key (case-sensitive).
                  * @example green
                  */
-                variant: components["parameters"]["Variant"];
+                variant: components["parameters"]["VariantParameter"];
             };
             cookie?: never;
         };
@@ -3113,7 +3113,7 @@ export interface operations {
                  * @description The team's integer id. An unknown id — or a team the credential does not reach — is 404; a non-integer is 400.
                  * @example 1
                  */
-                team: components["parameters"]["Team"];
+                team: components["parameters"]["TeamParameter"];
             };
             cookie?: never;
         };
@@ -3138,11 +3138,11 @@ export interface operations {
                  * @description The team's integer id. An unknown id — or a team the credential does not reach — is 404; a non-integer is 400.
                  * @example 1
                  */
-                team: components["parameters"]["Team"];
+                team: components["parameters"]["TeamParameter"];
             };
             cookie?: never;
         };
-        requestBody: components["requestBodies"]["FeatureCreate"];
+        requestBody: components["requestBodies"]["FeatureCreatePayload"];
         responses: {
             200: components["responses"]["Feature"];
             400: components["responses"]["BadRequest"];
@@ -3166,12 +3166,12 @@ export interface operations {
                  * @description The team's integer id. An unknown id — or a team the credential does not reach — is 404; a non-integer is 400.
                  * @example 1
                  */
-                team: components["parameters"]["Team"];
+                team: components["parameters"]["TeamParameter"];
                 /**
                  * @description The feature flag's key (case-sensitive).
                  * @example new_checkout
                  */
-                feature: components["parameters"]["Feature"];
+                feature: components["parameters"]["FeatureParameter"];
             };
             cookie?: never;
         };
@@ -3196,16 +3196,16 @@ export interface operations {
                  * @description The team's integer id. An unknown id — or a team the credential does not reach — is 404; a non-integer is 400.
                  * @example 1
                  */
-                team: components["parameters"]["Team"];
+                team: components["parameters"]["TeamParameter"];
                 /**
                  * @description The feature flag's key (case-sensitive).
                  * @example new_checkout
                  */
-                feature: components["parameters"]["Feature"];
+                feature: components["parameters"]["FeatureParameter"];
             };
             cookie?: never;
         };
-        requestBody: components["requestBodies"]["FeatureUpdate"];
+        requestBody: components["requestBodies"]["FeatureUpdatePayload"];
         responses: {
             200: components["responses"]["Feature"];
             400: components["responses"]["BadRequest"];
@@ -3229,12 +3229,12 @@ export interface operations {
                  * @description The team's integer id. An unknown id — or a team the credential does not reach — is 404; a non-integer is 400.
                  * @example 1
                  */
-                team: components["parameters"]["Team"];
+                team: components["parameters"]["TeamParameter"];
                 /**
                  * @description The feature flag's key (case-sensitive).
                  * @example new_checkout
                  */
-                feature: components["parameters"]["Feature"];
+                feature: components["parameters"]["FeatureParameter"];
             };
             cookie?: never;
         };
@@ -3275,7 +3275,7 @@ export interface operations {
                  * @description The team's integer id. An unknown id — or a team the credential does not reach — is 404; a non-integer is 400.
                  * @example 1
                  */
-                team: components["parameters"]["Team"];
+                team: components["parameters"]["TeamParameter"];
             };
             cookie?: never;
         };
@@ -3300,11 +3300,11 @@ export interface operations {
                  * @description The team's integer id. An unknown id — or a team the credential does not reach — is 404; a non-integer is 400.
                  * @example 1
                  */
-                team: components["parameters"]["Team"];
+                team: components["parameters"]["TeamParameter"];
             };
             cookie?: never;
         };
-        requestBody: components["requestBodies"]["ParticipantCreate"];
+        requestBody: components["requestBodies"]["ParticipantCreatePayload"];
         responses: {
             200: components["responses"]["Participant"];
             400: components["responses"]["BadRequest"];
@@ -3344,12 +3344,12 @@ export interface operations {
                  * @description The team's integer id. An unknown id — or a team the credential does not reach — is 404; a non-integer is 400.
                  * @example 1
                  */
-                team: components["parameters"]["Team"];
+                team: components["parameters"]["TeamParameter"];
                 /**
                  * @description The participant's key (case-sensitive), percent-encoded where it is not URL-safe.
                  * @example user-42
                  */
-                participant: components["parameters"]["Participant"];
+                participant: components["parameters"]["ParticipantParameter"];
             };
             cookie?: never;
         };
@@ -3374,16 +3374,16 @@ export interface operations {
                  * @description The team's integer id. An unknown id — or a team the credential does not reach — is 404; a non-integer is 400.
                  * @example 1
                  */
-                team: components["parameters"]["Team"];
+                team: components["parameters"]["TeamParameter"];
                 /**
                  * @description The participant's key (case-sensitive), percent-encoded where it is not URL-safe.
                  * @example user-42
                  */
-                participant: components["parameters"]["Participant"];
+                participant: components["parameters"]["ParticipantParameter"];
             };
             cookie?: never;
         };
-        requestBody: components["requestBodies"]["ParticipantUpdate"];
+        requestBody: components["requestBodies"]["ParticipantUpdatePayload"];
         responses: {
             200: components["responses"]["Participant"];
             400: components["responses"]["BadRequest"];
@@ -3407,12 +3407,12 @@ export interface operations {
                  * @description The team's integer id. An unknown id — or a team the credential does not reach — is 404; a non-integer is 400.
                  * @example 1
                  */
-                team: components["parameters"]["Team"];
+                team: components["parameters"]["TeamParameter"];
                 /**
                  * @description The participant's key (case-sensitive), percent-encoded where it is not URL-safe.
                  * @example user-42
                  */
-                participant: components["parameters"]["Participant"];
+                participant: components["parameters"]["ParticipantParameter"];
             };
             cookie?: never;
         };
@@ -3448,12 +3448,12 @@ export interface operations {
                  * @description The team's integer id. An unknown id — or a team the credential does not reach — is 404; a non-integer is 400.
                  * @example 1
                  */
-                team: components["parameters"]["Team"];
+                team: components["parameters"]["TeamParameter"];
                 /**
                  * @description The participant's key (case-sensitive), percent-encoded where it is not URL-safe.
                  * @example user-42
                  */
-                participant: components["parameters"]["Participant"];
+                participant: components["parameters"]["ParticipantParameter"];
             };
             cookie?: never;
         };
@@ -3478,17 +3478,17 @@ export interface operations {
                  * @description The team's integer id. An unknown id — or a team the credential does not reach — is 404; a non-integer is 400.
                  * @example 1
                  */
-                team: components["parameters"]["Team"];
+                team: components["parameters"]["TeamParameter"];
                 /**
                  * @description The participant's key (case-sensitive), percent-encoded where it is not URL-safe.
                  * @example user-42
                  */
-                participant: components["parameters"]["Participant"];
+                participant: components["parameters"]["ParticipantParameter"];
                 /**
                  * @description The experiment's key (case-sensitive).
                  * @example checkout_button
                  */
-                experiment: components["parameters"]["Experiment"];
+                experiment: components["parameters"]["ExperimentParameter"];
             };
             cookie?: never;
         };
@@ -3513,17 +3513,17 @@ export interface operations {
                  * @description The team's integer id. An unknown id — or a team the credential does not reach — is 404; a non-integer is 400.
                  * @example 1
                  */
-                team: components["parameters"]["Team"];
+                team: components["parameters"]["TeamParameter"];
                 /**
                  * @description The participant's key (case-sensitive), percent-encoded where it is not URL-safe.
                  * @example user-42
                  */
-                participant: components["parameters"]["Participant"];
+                participant: components["parameters"]["ParticipantParameter"];
                 /**
                  * @description The experiment's key (case-sensitive).
                  * @example checkout_button
                  */
-                experiment: components["parameters"]["Experiment"];
+                experiment: components["parameters"]["ExperimentParameter"];
             };
             cookie?: never;
         };
@@ -3548,13 +3548,13 @@ export interface operations {
                  * @description The team's integer id. An unknown id — or a team the credential does not reach — is 404; a non-integer is 400.
                  * @example 1
                  */
-                team: components["parameters"]["Team"];
+                team: components["parameters"]["TeamParameter"];
             };
             cookie?: never;
         };
-        requestBody: components["requestBodies"]["IngestRequest"];
+        requestBody: components["requestBodies"]["IngestRequestPayload"];
         responses: {
-            200: components["responses"]["IngestResult"];
+            200: components["responses"]["IngestOutcome"];
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             402: components["responses"]["QuotaExceeded"];

@@ -13,13 +13,13 @@ import { contextOf, eventOf, experimentOf, type IngestContexts } from './context
 import { consumeIngest, quotaMonth } from './quota';
 
 type IngestRequest = components['schemas']['IngestRequest'];
-type IngestResult = components['schemas']['IngestResult'];
+type IngestOutcome = components['schemas']['IngestOutcome'];
 
 /**
  * One unit of work, committed together with concurrent ingests (group commit): on 404, 409 or
  * 402 nothing at all is stored, and a 200 is sent only once the commit is durable.
  */
-export async function ingest(storage: Storage, contexts: IngestContexts, team: TeamRow, input: IngestRequest): Promise<IngestResult> {
+export async function ingest(storage: Storage, contexts: IngestContexts, team: TeamRow, input: IngestRequest): Promise<IngestOutcome> {
   const participantInput: ParticipantInput = typeof input.participant === 'string' ? { key: input.participant } : input.participant;
   return storage.batched(async (trx) => {
     const context = await contextOf(trx, contexts, team);

@@ -6,7 +6,7 @@ import { createExperiment, expectedVariant, ingestOk, stopExperiment } from '../
 import type { TestTeam } from '../support/server';
 
 type IngestRequest = components['schemas']['IngestRequest'];
-type IngestResult = components['schemas']['IngestResult'];
+type IngestOutcome = components['schemas']['IngestOutcome'];
 
 /** An ingest whose status the test checks. */
 function tryIngest(team: TestTeam, body: IngestRequest) {
@@ -385,7 +385,7 @@ describe.each(engines)('ingest on %s', (engine) => {
 
   describe('when what ingest reads changes (each server keeps it under the stored config version)', () => {
     const other = useApp(() => server().storage, {});
-    type Check = (ingest: (body: IngestRequest) => Promise<{ status: number; result?: IngestResult }>) => Promise<void>;
+    type Check = (ingest: (body: IngestRequest) => Promise<{ status: number; result?: IngestOutcome }>) => Promise<void>;
     const at = (team: TestTeam, event = 'goal') => ({ params: { path: { team: team.id, experiment: 'exp', event } } });
 
     /** An ingest sent to this server and one sent to a second server on the same storage. */
@@ -491,7 +491,7 @@ describe.each(engines)('ingest on %s', (engine) => {
       const response = await post(team, JSON.stringify({ participant: 'José', event: 'goal' }), 'application/vnd.api+json');
       expect(response.status).toBe(200);
       expect(response.headers.get('content-type')).toMatch(/^application\/json/);
-      const body = (await response.json()) as { data: components['schemas']['IngestResult'] };
+      const body = (await response.json()) as { data: components['schemas']['IngestOutcome'] };
       expect(body.data.participant.key).toBe('José');
       expect(body.data.assignments).toHaveLength(1);
     });

@@ -5,13 +5,13 @@ import { expectedVariant, inParallel } from '../support/fixtures';
 import type { TestTeam } from '../support/server';
 
 type IngestRequest = components['schemas']['IngestRequest'];
-type IngestResult = components['schemas']['IngestResult'];
+type IngestOutcome = components['schemas']['IngestOutcome'];
 type VariantStatistics = components['schemas']['VariantStatistics'];
 
 const PARTICIPANTS = 1000;
 const IN_FLIGHT = 12;
 
-async function ingest(team: TestTeam, body: IngestRequest): Promise<IngestResult> {
+async function ingest(team: TestTeam, body: IngestRequest): Promise<IngestOutcome> {
   const { data, response, error } = await team.ingest.POST('/api/teams/{team}/ingest', { params: { path: { team: team.id } }, body });
   if (response.status !== 200) throw new Error(`ingest ${JSON.stringify(body)} answered ${response.status}: ${JSON.stringify(error)}`);
   return data!.data;

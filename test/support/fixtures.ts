@@ -4,7 +4,7 @@ import type { components } from 'experimentation-api';
 import type { TestTeam } from './server';
 
 type IngestRequest = components['schemas']['IngestRequest'];
-type IngestResult = components['schemas']['IngestResult'];
+type IngestOutcome = components['schemas']['IngestOutcome'];
 
 /** An event (created when new), an experiment on it with `control` and `treatment`, started unless told otherwise. */
 export async function createExperiment(team: TestTeam, key: string, options: { event?: string; start?: boolean } = {}): Promise<void> {
@@ -32,7 +32,7 @@ export async function stopExperiment(team: TestTeam, key: string): Promise<void>
 }
 
 /** An ingest with the team's ingest key that must succeed; answers `data`. */
-export async function ingestOk(team: TestTeam, body: IngestRequest): Promise<IngestResult> {
+export async function ingestOk(team: TestTeam, body: IngestRequest): Promise<IngestOutcome> {
   const result = await team.ingest.POST('/api/teams/{team}/ingest', { params: { path: { team: team.id } }, body });
   expect(result.response.status, JSON.stringify(result.error)).toBe(200);
   return result.data!.data;
