@@ -6,7 +6,7 @@ type SecurityRequirement = Record<string, string[]>;
 interface Parameter {
   name: string;
   in: string;
-  schema?: { type?: string | string[] };
+  schema?: { type?: string | string[]; minimum?: number; maximum?: number };
 }
 type ParameterOrRef = Parameter | { $ref: string };
 

@@ -7,22 +7,28 @@ export const BODY_LIMIT = '64kb';
 const JSON_TYPES = ['application/json', 'application/vnd.api+json'];
 
 /**
- * Query strings the validator would misread or choke on: `include[]=x` (read as `include`) and
- * parameters without a value (`?page` throws inside it). Refused as 400 before it runs — except
- * a list parameter without a value (`include=`), which is the empty list: dropped from the URL.
+ * Query strings the validator would misread, choke on or let through: `include[]=x` (read as
+ * `include`), parameters without a value (`?page` throws inside it) and integers that are not
+ * finite (`page=Infinity`, `1e400`: its coercion skips the bounds). Refused as 400 before it
+ * runs — except a list parameter without a value (`include=`), the empty list: dropped.
  */
 export const plainQueryOnly: RequestHandler = (req, res, next) => {
   const [path, query] = req.url.split('?', 2) as [string, string | undefined];
   if (!query) return next();
-  const lists = res.locals.operation ? operationOf(res).listParameters : new Set<string>();
+  const operation = res.locals.operation ? operationOf(res) : undefined;
   const pairs = query.split('&');
   const kept: string[] = [];
   for (const pair of pairs) {
     const [name, value] = pair.split('=', 2) as [string, string | undefined];
     const decoded = decodeSafely(name);
     if (/[[\]]|%5B|%5D/i.test(name)) throw new BadRequest(`Unknown query parameter '${decoded}'.`, [{ path: `/query/${decoded}`, message: 'is not a parameter of this operation' }]);
-    if (!value && lists.has(decoded)) continue;
+    if (!value && operation?.listParameters.has(decoded)) continue;
     if (!value) throw new BadRequest(`Query parameter '${decoded}' has no value.`, [{ path: `/query/${decoded}`, message: 'must have a value' }]);
+    const bounds = operation?.integerParameters.get(decoded);
+    if (bounds && Math.abs(Number(decodeSafely(value))) === Infinity) {
+      const { minimum, maximum } = bounds;
+      throw new BadRequest(`${decoded} must be a whole number from ${minimum} to ${maximum}.`, [{ path: `/query/${decoded}`, message: `must be an integer from ${minimum} to ${maximum}` }]);
+    }
     kept.push(pair);
   }
   if (kept.length < pairs.length) req.url = req.originalUrl = kept.length > 0 ? `${path}?${kept.join('&')}` : path;

@@ -12,6 +12,8 @@ export interface KnownOperation {
   takesBody: boolean;
   /** Query parameters that take a list: an empty value is the empty list. */
   listParameters: Set<string>;
+  /** Integer query parameters and their bounds. */
+  integerParameters: Map<string, { minimum: number; maximum: number }>;
 }
 
 interface KnownPath {
@@ -47,17 +49,15 @@ function toKnownPath(document: ContractDocument, template: string, item: Contrac
     const operation = item[method];
     if (!operation) continue;
     const security = operation.security ?? document.security ?? [];
+    const query = (operation.parameters ?? []).map((parameter) => parameterOf(document, parameter)).filter((parameter) => parameter.in === 'query');
+    const typed = (type: string) => query.filter((parameter) => [parameter.schema?.type].flat().includes(type));
     operations.set(method, {
       operationId: operation.operationId ?? `${method} ${template}`,
       isPublic: security.some((requirement) => Object.keys(requirement).length === 0),
       acceptsIngestKey: security.some((requirement) => 'ingestKey' in requirement),
       takesBody: operation.requestBody !== undefined,
-      listParameters: new Set(
-        (operation.parameters ?? [])
-          .map((parameter) => parameterOf(document, parameter))
-          .filter((parameter) => parameter.in === 'query' && [parameter.schema?.type].flat().includes('array'))
-          .map((parameter) => parameter.name),
-      ),
+      listParameters: new Set(typed('array').map((parameter) => parameter.name)),
+      integerParameters: new Map(typed('integer').map(({ name, schema }) => [name, { minimum: schema?.minimum ?? 0, maximum: schema?.maximum ?? Number.MAX_SAFE_INTEGER }])),
     });
   }
   return { pattern, operations };

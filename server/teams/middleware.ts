@@ -18,7 +18,7 @@ export function loadTeam(db: Db, access: TeamAccess = 'member'): RequestHandler 
  * integers (Ajv's coercion to Infinity skips the bounds): without this they reach the query,
  * where PostgreSQL rejects them (500). Like any other non-integer, they are a 400.
  */
-function teamIdOf(raw: unknown): number {
+export function teamIdOf(raw: unknown): number {
   const id = typeof raw === 'string' ? Number(raw) : NaN;
   if (Number.isSafeInteger(id) && id >= 1) return id;
   const message = `must be an integer from 1 to ${Number.MAX_SAFE_INTEGER}`;

@@ -38,6 +38,8 @@ export interface Case {
   mustFail: boolean;
   /** The status the contract's rules name for it, where they name one. */
   status?: number;
+  /** Path parameters (valid ones) that name what does not exist in the team. */
+  absent: string[];
 }
 
 /** What the cases are built against: the arranged team and the keys that exist in it. */
@@ -175,20 +177,20 @@ function elsewhere(op: Operation, request: WireRequest): WireRequest {
  */
 function judge(op: Operation, fixture: Fixture, label: string, request: WireRequest, status?: number): Case {
   let breaks = false;
-  let missing = false;
+  const absent: string[] = [];
   for (const param of op.pathParams) {
     const decoded = decodeSegment(request.path[param.name]!);
     if (decoded === undefined || paramVerdict(param, decoded) === 'breaks') breaks = true;
-    else if (!exists(param, decoded, fixture)) missing = true;
+    else if (!exists(param, decoded, fixture)) absent.push(param.name);
   }
   if (queryVerdict(op, request.query) === 'breaks') breaks = true;
   const body = bodyVerdict(op, request.body, request.contentType);
   if (body === 'breaks') breaks = true;
   const authorized = request.authorization === `Bearer ${fixture.token}`;
   const publicCall = op.isPublic && request.authorization === undefined;
-  const mustFail = breaks || missing || !(authorized || publicCall);
+  const mustFail = breaks || absent.length > 0 || !(authorized || publicCall);
   // fast-check prints a counterexample with this: the label, not the whole (possibly huge) request.
-  return { label, request, mustFail, status, [fc.toStringMethod]: () => `${mustFail ? 'must fail' : 'may pass'}: ${label}` } as Case;
+  return { label, request, mustFail, status, absent, [fc.toStringMethod]: () => `${mustFail ? 'must fail' : 'may pass'}: ${label}` } as Case;
 }
 
 // ----- choosing from the longer lists

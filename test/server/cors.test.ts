@@ -1,9 +1,9 @@
 import { readFileSync } from 'node:fs';
-import type { AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApp } from '../../server/app';
+import { listen } from '../support/app';
 import { engines, useServer } from '../support/engines';
 import type { TestTeam } from '../support/server';
 
@@ -46,13 +46,7 @@ describe.each(engines)('CORS on %s', (engine) => {
       validateResponses: true,
       rateLimit: { enabled: true, windowSeconds: 60, perCredential: 1, perAddress: 1 },
     });
-    const listener = app.listen(0, '127.0.0.1');
-    await new Promise((resolve) => listener.once('listening', resolve));
-    limitedUrl = `http://127.0.0.1:${(listener.address() as AddressInfo).port}`;
-    closeLimited = async () => {
-      listener.closeAllConnections();
-      await new Promise((resolve) => listener.close(resolve));
-    };
+    ({ baseUrl: limitedUrl, close: closeLimited } = await listen(app));
   });
   afterAll(async () => {
     await closeLimited?.();

@@ -10,11 +10,12 @@
 // after every batch of rejected requests. Valid but extreme bodies (a 255-character key, emoji
 // notes) come last, one at a time: accepted ones answer valid bodies, rejected ones change nothing.
 //
-import { Agent, request as httpRequest } from 'node:http';
+import { Agent } from 'node:http';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fixedCases, randomCase, type Case, type Fixture, type WireRequest } from '../fuzz/cases';
 import { operations, validatorAt, type Operation } from '../fuzz/spec';
+import { arrangeTarget, sendWire, urlPath, type WireResponse } from '../fuzz/target';
 import { engines, useServer } from '../support/engines';
 import type { TestTeam } from '../support/server';
 
@@ -29,12 +30,6 @@ process.env.RATE_LIMIT_PER_CREDENTIAL ??= '1000000000';
 process.env.RATE_LIMIT_PER_ADDRESS ??= '1000000000';
 
 console.log(`[fuzz] seed ${SEED}, ${RUNS} sampled requests per operation (set FUZZ_SEED / FUZZ_RUNS to change; FUZZ_FIXED=all for every fixed value everywhere)`);
-
-interface WireResponse {
-  status: number;
-  contentType: string;
-  text: string;
-}
 
 type BreachKind = '429' | '5xx' | 'undocumented status' | 'other status' | '2xx' | 'undocumented media type' | 'not JSON' | 'schema' | 'problem status';
 
@@ -53,11 +48,6 @@ interface Breach {
 function abbreviate(text: string, max = 400): string {
   const short = text.replace(/(.)\1{15,}/gsu, (run, c: string) => `${c}×${[...run].length}`);
   return short.length > max ? `${short.slice(0, max)}…(${short.length} chars)` : short;
-}
-
-function urlPath(op: Operation, request: WireRequest): string {
-  const path = op.template.replace(/\{([^}]+)\}/g, (_, name: string) => request.path[name]!);
-  return request.query ? `${path}?${request.query}` : path;
 }
 
 function describeRequest(op: Operation, request: WireRequest): string {
@@ -121,22 +111,7 @@ describe.each(engines)('fuzzing every operation on %s', (engine) => {
 
   function send(op: Operation, request: WireRequest): Promise<WireResponse> {
     perOperation.set(op.operationId, (perOperation.get(op.operationId) ?? 0) + 1);
-    const url = new URL(server().baseUrl);
-    const headers: Record<string, string | number> = {};
-    if (request.authorization !== undefined) headers.authorization = request.authorization;
-    if (request.contentType !== undefined) headers['content-type'] = request.contentType;
-    const body = request.body === undefined ? undefined : Buffer.isBuffer(request.body) ? request.body : Buffer.from(request.body, 'utf8');
-    if (body !== undefined) headers['content-length'] = body.length;
-    return new Promise((resolve, reject) => {
-      const req = httpRequest({ host: url.hostname, port: url.port, method: request.method, path: urlPath(op, request), headers, agent }, (res) => {
-        const chunks: Buffer[] = [];
-        res.on('data', (chunk: Buffer) => chunks.push(chunk));
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, contentType: String(res.headers['content-type'] ?? ''), text: Buffer.concat(chunks).toString('utf8') }));
-        res.on('error', reject);
-      });
-      req.on('error', reject);
-      req.end(body);
-    });
+    return sendWire(server().baseUrl, agent, op, request);
   }
 
   /** Sends one case and answers what is wrong with the answer; '' when nothing is. */
@@ -183,50 +158,7 @@ describe.each(engines)('fuzzing every operation on %s', (engine) => {
   }
 
   beforeAll(async () => {
-    target = await server().newTeam('Fuzzed');
-    const path = { team: target.id };
-    const experiment = { ...path, experiment: 'checkout_button' };
-    const created = [
-      await target.api.POST('/api/teams/{team}/events', { params: { path }, body: { key: 'purchase' } }),
-      await target.api.POST('/api/teams/{team}/events', { params: { path }, body: { key: 'signup', type: 'count' } }),
-      await target.api.POST('/api/teams/{team}/experiments', { params: { path }, body: { key: 'checkout_button', event: 'purchase' } }),
-      await target.api.POST('/api/teams/{team}/experiments/{experiment}/variants', {
-        params: { path: experiment },
-        body: { key: 'control', control: true, traffic: 50 },
-      }),
-      await target.api.POST('/api/teams/{team}/experiments/{experiment}/variants', { params: { path: experiment }, body: { key: 'green', traffic: 50 } }),
-      await target.api.POST('/api/teams/{team}/experiments/{experiment}/start', { params: { path: experiment } }),
-      await target.api.POST('/api/teams/{team}/features', { params: { path }, body: { key: 'new_checkout', enabled: true, value: '#00aa00' } }),
-      await target.ingest.POST('/api/teams/{team}/ingest', {
-        params: { path },
-        body: { participant: { key: 'user-42', notes: 'Internal tester', attributes: { plan: 'pro' } }, event: 'purchase' },
-      }),
-      await target.ingest.POST('/api/teams/{team}/ingest', { params: { path }, body: { participant: 'someone-else', event: 'signup' } }),
-    ];
-    for (const { response } of created) expect(response.status, response.url).toBe(200);
-    // Every path parameter's example names a resource of this team, so every path exists.
-    const present: Record<string, string> = { team: String(target.id) };
-    for (const op of operations) for (const p of op.pathParams) if (p.name !== 'team') present[p.name] = String(p.example);
-    expect(present).toEqual({
-      team: String(target.id),
-      event: 'purchase',
-      experiment: 'checkout_button',
-      variant: 'green',
-      feature: 'new_checkout',
-      participant: 'user-42',
-    });
-    fixture = {
-      teamId: target.id,
-      token: target.token,
-      present,
-      existing: {
-        event: new Set(['purchase', 'signup']),
-        experiment: new Set(['checkout_button']),
-        variant: new Set(['control', 'green']),
-        feature: new Set(['new_checkout']),
-        participant: new Set(['user-42', 'someone-else']),
-      },
-    };
+    ({ target, fixture } = await arrangeTarget(server()));
     baseline = await snapshot();
     started = performance.now();
     cpu = process.cpuUsage();

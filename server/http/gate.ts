@@ -1,0 +1,32 @@
+import type { Express } from 'express';
+import * as OpenApiValidator from 'express-openapi-validator';
+import { authenticate, type Identify } from '../auth/authenticate';
+import { contractPath, type ContractDocument } from './contract';
+import { bareContentType, jsonBodies, plainQueryOnly } from './request-guards';
+import { knownOperations } from './routing';
+
+export interface GateOptions {
+  validateRequests: boolean;
+  validateResponses: boolean;
+}
+
+/**
+ * What a request to the API passes before any route — the contract's routing (404/405),
+ * authentication (401/403), the body guards (400/413/415) and the validator (400) — the same for
+ * the server and the mock, so that both refuse exactly the same requests.
+ */
+export function useContractGate(app: Express, contract: ContractDocument, identify: Identify, { validateRequests, validateResponses }: GateOptions): void {
+  app.use(knownOperations(contract));
+  app.use('/api', authenticate(identify));
+  app.use(plainQueryOnly, bareContentType, ...jsonBodies());
+  app.use(
+    OpenApiValidator.middleware({
+      apiSpec: contractPath,
+      validateRequests: validateRequests && { allowUnknownQueryParameters: false },
+      validateResponses: validateResponses && { removeAdditional: false },
+      validateSecurity: false,
+      validateFormats: true,
+      ignorePaths: (path: string) => !path.startsWith('/api/'),
+    }),
+  );
+}

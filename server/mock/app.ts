@@ -1,0 +1,67 @@
+import express, { type Express } from 'express';
+import type { Logger } from 'pino';
+import type { Identify } from '../auth/authenticate';
+import { loadContract } from '../http/contract';
+import { corsHandler } from '../http/cors';
+import { serveContract } from '../http/docs';
+import { NotFound } from '../http/errors';
+import { useContractGate } from '../http/gate';
+import { problemHandler } from '../http/problem';
+import { requestLog } from '../http/request-log';
+import { operationOf } from '../http/routing';
+import { teamIdOf } from '../teams/middleware';
+import type { TeamRow } from '../teams/store';
+import { documentedAnswer, preferenceOf } from './examples';
+
+export interface MockOptions {
+  logger: Logger;
+  /** The one team that exists: other team ids answer 404, as the server answers for teams it does not have. */
+  team: number;
+  /** The API token the mock accepts (a member of `team`). */
+  token: string;
+  /** The ingest key of `team` the mock accepts. */
+  ingestKey: string;
+}
+
+/**
+ * A mock of the service for clients that have no server yet: the server's own contract gate
+ * (routing, authentication, body guards, the validator), so it refuses exactly what the server
+ * refuses, then each operation's documented example instead of storage — the 200, or the status
+ * and example `Prefer` asks for (`Prefer: code=409`, `Prefer: example=<name>`).
+ */
+export function createMockApp({ logger, team, token, ingestKey }: MockOptions): Express {
+  const contract = loadContract();
+  const operations = new Map(
+    Object.values(contract.paths).flatMap((item) => Object.values(item ?? {}).map((operation) => [operation!.operationId, operation] as const)),
+  );
+  const teamRow = { id: team } as TeamRow;
+  const identify: Identify = async (credential) => {
+    if (credential === token) return { kind: 'user', userId: 1 };
+    if (credential === ingestKey) return { kind: 'ingest-key', team: teamRow };
+    return undefined;
+  };
+
+  const app = express();
+  app.set('case sensitive routing', true);
+  app.set('x-powered-by', false);
+  app.set('query parser', 'simple');
+  app.use(requestLog(logger));
+  app.use(corsHandler(contract));
+  serveContract(app);
+  useContractGate(app, contract, identify, { validateRequests: true, validateResponses: true });
+  app.use('/api/teams/:team', (req, _res, next) => {
+    const id = teamIdOf(String(req.params.team));
+    if (id !== team) throw new NotFound(`No team ${id}.`);
+    next();
+  });
+  app.use('/api', (req, res) => {
+    const operation = operations.get(operationOf(res).operationId)!;
+    const answer = documentedAnswer(contract as object, operation, preferenceOf(req.get('prefer')));
+    res.status(answer.status).set(answer.headers).type(answer.mediaType).json(answer.body);
+  });
+  app.use((req) => {
+    throw new NotFound(`There is nothing at ${req.path}.`);
+  });
+  app.use(problemHandler);
+  return app;
+}
