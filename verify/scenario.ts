@@ -1,0 +1,159 @@
+// What the kit does to a deployment: every operation of the contract, its success and the
+// documented errors it can provoke without harming data, on resources of its own — keys that
+// start with a prefix unique to the run — which it deletes again at the end, whatever happened.
+// It reads the team's other resources (lists, config) but never writes them: ingests name the
+// kit's own experiment, so no other experiment enrols its participants.
+import type { Session } from './session';
+
+const TEAM = '/api/teams/{team}';
+const EVENT = `${TEAM}/events/{event}`;
+const EXPERIMENT = `${TEAM}/experiments/{experiment}`;
+const VARIANT = `${EXPERIMENT}/variants/{variant}`;
+const FEATURE = `${TEAM}/features/{feature}`;
+const PARTICIPANT = `${TEAM}/participants/{participant}`;
+
+/** The keys the run creates: `<prefix>_goal`, `<prefix>_test`, … and participants `<prefix>-1`, `<prefix>-2`. */
+export function keysFor(prefix: string) {
+  return {
+    event: `${prefix}_goal`,
+    experiment: `${prefix}_test`,
+    feature: `${prefix}_flag`,
+    participants: [`${prefix}-1`, `${prefix}-2`],
+  };
+}
+
+/** The team the credentials work on: the one given, or the token's current team. */
+async function teamOf(session: Session, given: number | undefined): Promise<number | undefined> {
+  await session.call({ purpose: 'the health check needs no credential', operation: 'GET /api/health', credential: 'none', expect: 200 });
+  await session.call({ purpose: 'an unknown credential is refused', operation: 'GET /api/health', credential: { bearer: 'not_a_credential' }, expect: 401 });
+  await session.call({ purpose: 'the token names its user', operation: 'GET /api/user', expect: 200 });
+  await session.call({ purpose: 'no credential is 401', operation: 'GET /api/user', credential: 'none', expect: 401 });
+  await session.call({ purpose: 'an ingest key cannot read the user', operation: 'GET /api/user', credential: 'ingest-key', expect: 403 });
+  const current = await session.call({ purpose: "the token's current team", operation: 'GET /api/current-team', expect: 200 });
+  await session.call({ purpose: 'the teams of the user', operation: 'GET /api/teams', query: 'per_page=5&sort=-id', expect: 200 });
+  await session.call({ purpose: 'a per_page above 100 is 400', operation: 'GET /api/teams', query: 'per_page=101', expect: 400 });
+  return given ?? current?.data?.id;
+}
+
+export async function exercise(session: Session, prefix: string, givenTeam?: number): Promise<void> {
+  const team = await teamOf(session, givenTeam);
+  if (team === undefined) throw new Error('no team to work in: pass --team, or give a token whose user has a current team');
+  const keys = keysFor(prefix);
+  const path = { team };
+  const event = { ...path, event: keys.event };
+  const experiment = { ...path, experiment: keys.experiment };
+  try {
+    await readTeam(session, path);
+    await events(session, path, event);
+    await experimentLifecycle(session, path, event, experiment, keys.participants);
+    await features(session, path, keys.feature);
+  } finally {
+    await cleanUp(session, path, keys);
+  }
+}
+
+async function readTeam(session: Session, path: { team: number }) {
+  await session.call({ purpose: 'the team with its events embedded', operation: `GET ${TEAM}`, path, query: 'include=events', expect: 200 });
+  await session.call({ purpose: 'a team that does not exist is 404', operation: `GET ${TEAM}`, path: { team: Number.MAX_SAFE_INTEGER }, expect: 404 });
+  await session.call({ purpose: 'the config, with the ingest key', operation: `GET ${TEAM}/config`, path, credential: 'ingest-key', expect: 200 });
+  await session.call({ purpose: 'the config of a team that does not exist is 404', operation: `GET ${TEAM}/config`, path: { team: Number.MAX_SAFE_INTEGER }, credential: 'ingest-key', expect: 404 });
+  await session.call({ purpose: 'the config without a credential is 401', operation: `GET ${TEAM}/config`, path, credential: 'none', expect: 401 });
+}
+
+async function events(session: Session, path: { team: number }, event: { team: number; event: string }) {
+  await session.call({ purpose: "creates the kit's goal event", operation: `POST ${TEAM}/events`, path, body: { key: event.event, description: 'conformance check' }, expect: 200 });
+  await session.call({ purpose: 'a taken key is 409', operation: `POST ${TEAM}/events`, path, body: { key: event.event }, expect: 409 });
+  await session.call({ purpose: 'a key with a space is 400', operation: `POST ${TEAM}/events`, path, body: { key: 'not a key' }, expect: 400 });
+  await session.call({ purpose: 'an ingest key cannot create events', operation: `POST ${TEAM}/events`, path, body: { key: `${event.event}_x` }, credential: 'ingest-key', expect: 403 });
+  await session.call({ purpose: 'the first page of events', operation: `GET ${TEAM}/events`, path, query: 'per_page=2', expect: 200 });
+  await session.call({ purpose: 'page 0 is 400', operation: `GET ${TEAM}/events`, path, query: 'page=0', expect: 400 });
+  await session.call({ purpose: "the kit's event", operation: `GET ${EVENT}`, path: event, expect: 200 });
+  await session.call({ purpose: 'an event that does not exist is 404', operation: `GET ${EVENT}`, path: { ...event, event: `${event.event}_none` }, expect: 404 });
+  await session.call({ purpose: 'changes its description', operation: `PUT ${EVENT}`, path: event, body: { description: 'conformance check, updated' }, expect: 200 });
+  await session.call({ purpose: 'an unknown property is 400', operation: `PUT ${EVENT}`, path: event, body: { colour: 'red' }, expect: 400 });
+}
+
+async function experimentLifecycle(
+  session: Session,
+  path: { team: number },
+  event: { team: number; event: string },
+  experiment: { team: number; experiment: string },
+  participants: string[],
+) {
+  const variant = (key: string) => ({ ...experiment, variant: key });
+  await session.call({ purpose: "creates the kit's experiment", operation: `POST ${TEAM}/experiments`, path, body: { key: experiment.experiment, event: event.event }, expect: 200 });
+  await session.call({ purpose: 'the goal of an experiment cannot be deleted: 409', operation: `DELETE ${EVENT}`, path: event, expect: 409 });
+  await session.call({ purpose: 'algorithm_type was removed: 400', operation: `POST ${TEAM}/experiments`, path, body: { key: `${experiment.experiment}_x`, event: event.event, algorithm_type: 'ab' }, expect: 400 });
+  await session.call({ purpose: 'a goal event that does not exist is 404', operation: `POST ${TEAM}/experiments`, path, body: { key: `${experiment.experiment}_x`, event: `${event.event}_none` }, expect: 404 });
+  await session.call({ purpose: 'the experiments, with variants', operation: `GET ${TEAM}/experiments`, path, query: 'include=variants&per_page=2', expect: 200 });
+  await session.call({ purpose: 'changes its description', operation: `PUT ${EXPERIMENT}`, path: experiment, body: { description: 'conformance check' }, expect: 200 });
+  await session.call({ purpose: 'a goal event that does not exist is 404', operation: `PUT ${EXPERIMENT}`, path: experiment, body: { event: `${event.event}_none` }, expect: 404 });
+  await session.call({ purpose: 'adds the control', operation: `POST ${EXPERIMENT}/variants`, path: experiment, body: { key: 'control', control: true }, expect: 200 });
+  await session.call({ purpose: 'adds the treatment', operation: `POST ${EXPERIMENT}/variants`, path: experiment, body: { key: 'treatment' }, expect: 200 });
+  await session.call({ purpose: 'a taken variant key is 409', operation: `POST ${EXPERIMENT}/variants`, path: experiment, body: { key: 'treatment' }, expect: 409 });
+  await session.call({ purpose: 'adds a third variant', operation: `POST ${EXPERIMENT}/variants`, path: experiment, body: { key: 'spare', traffic: 0 }, expect: 200 });
+  await session.call({ purpose: 'the variants', operation: `GET ${EXPERIMENT}/variants`, path: experiment, expect: 200 });
+  await session.call({ purpose: 'the control', operation: `GET ${VARIANT}`, path: variant('control'), expect: 200 });
+  await session.call({ purpose: 'describes the treatment', operation: `PUT ${VARIANT}`, path: variant('treatment'), body: { description: 'the change under test' }, expect: 200 });
+  await session.call({ purpose: 'traffic above 100 is 400', operation: `PUT ${VARIANT}`, path: variant('treatment'), body: { traffic: 101 }, expect: 400 });
+  await session.call({ purpose: 'removes the third variant', operation: `DELETE ${VARIANT}`, path: variant('spare'), expect: 200 });
+  await session.call({ purpose: 'a variant that does not exist is 404', operation: `DELETE ${VARIANT}`, path: variant('spare'), expect: 404 });
+  await session.call({ purpose: 'starts it', operation: `POST ${EXPERIMENT}/start`, path: experiment, expect: 200 });
+  await session.call({ purpose: 'a running experiment cannot start: 409', operation: `POST ${EXPERIMENT}/start`, path: experiment, expect: 409 });
+  await session.call({ purpose: 'with its variants', operation: `GET ${EXPERIMENT}`, path: experiment, query: 'include=variants', expect: 200 });
+  await session.call({ purpose: 'a running experiment cannot be deleted: 409', operation: `DELETE ${EXPERIMENT}`, path: experiment, expect: 409 });
+
+  const [first, second] = participants as [string, string];
+  const ingest = (body: object, expect: number, purpose: string) =>
+    session.call({ purpose, operation: `POST ${TEAM}/ingest`, path, credential: 'ingest-key', body: { experiment: experiment.experiment, ...body }, expect });
+  await ingest({ participant: first, event: event.event }, 200, 'enrols a participant of its own in its experiment only and counts its event');
+  await ingest({ participant: first, event: `${event.event}_none` }, 404, 'an event that does not exist is 404, and nothing is stored');
+  await ingest({ participant: first, variant: 'none' }, 404, 'a variant that does not exist is 404');
+  await session.call({ purpose: "the treatment's statistics", operation: `GET ${VARIANT}/statistics`, path: variant('treatment'), expect: 200 });
+
+  const participant = { ...path, participant: second };
+  await session.call({ purpose: 'creates a second participant', operation: `POST ${TEAM}/participants`, path, body: { key: second, notes: 'conformance check' }, expect: 200 });
+  await session.call({ purpose: 'a taken key is 409', operation: `POST ${TEAM}/participants`, path, body: { key: second }, expect: 409 });
+  await session.call({ purpose: 'the first page of participants', operation: `GET ${TEAM}/participants`, path, query: 'per_page=2', expect: 200 });
+  await session.call({ purpose: 'the participant', operation: `GET ${PARTICIPANT}`, path: participant, expect: 200 });
+  await session.call({ purpose: 'changes its attributes', operation: `PUT ${PARTICIPANT}`, path: participant, body: { attributes: { plan: 'pro' } }, expect: 200 });
+  await session.call({ purpose: 'an unknown participant is 404', operation: `GET ${PARTICIPANT}`, path: { ...path, participant: `${second}-none` }, expect: 404 });
+  const enrolled = { ...path, participant: first, experiment: experiment.experiment };
+  await session.call({ purpose: "the first participant's experiments", operation: `GET ${PARTICIPANT}/experiments`, path: enrolled, expect: 200 });
+  await session.call({ purpose: 'its enrolment in the experiment', operation: `GET ${PARTICIPANT}/experiments/{experiment}`, path: enrolled, expect: 200 });
+  await session.call({ purpose: 'unenrols it', operation: `DELETE ${PARTICIPANT}/experiments/{experiment}`, path: enrolled, expect: 200 });
+  await session.call({ purpose: 'an enrolment that does not exist is 404', operation: `GET ${PARTICIPANT}/experiments/{experiment}`, path: enrolled, expect: 404 });
+
+  await session.call({ purpose: 'stops it', operation: `POST ${EXPERIMENT}/stop`, path: experiment, expect: 200 });
+  await session.call({ purpose: 'a stopped experiment cannot stop: 409', operation: `POST ${EXPERIMENT}/stop`, path: experiment, expect: 409 });
+  await ingest({ participant: second }, 409, 'a stopped experiment takes no enrolments: 409');
+}
+
+async function features(session: Session, path: { team: number }, key: string) {
+  const feature = { ...path, feature: key };
+  await session.call({ purpose: "creates the kit's flag", operation: `POST ${TEAM}/features`, path, body: { key, enabled: false, value: 'conformance' }, expect: 200 });
+  await session.call({ purpose: 'a taken key is 409', operation: `POST ${TEAM}/features`, path, body: { key }, expect: 409 });
+  await session.call({ purpose: 'the first page of flags', operation: `GET ${TEAM}/features`, path, query: 'per_page=2', expect: 200 });
+  await session.call({ purpose: 'the flag', operation: `GET ${FEATURE}`, path: feature, expect: 200 });
+  await session.call({ purpose: 'changes its value', operation: `PUT ${FEATURE}`, path: feature, body: { enabled: true, value: '#00aa00' }, expect: 200 });
+  await session.call({ purpose: 'a value that is not a string is 400', operation: `PUT ${FEATURE}`, path: feature, body: { value: { colour: 'green' } }, expect: 400 });
+  await session.call({ purpose: 'deletes it', operation: `DELETE ${FEATURE}`, path: feature, expect: 200 });
+  await session.call({ purpose: 'a flag that does not exist is 404', operation: `GET ${FEATURE}`, path: feature, expect: 404 });
+}
+
+/**
+ * Deletes what the run created, whatever state it got to: after a complete run each delete is a
+ * 200; after a run cut short, a 404 only says that the step never created it.
+ */
+async function cleanUp(session: Session, path: { team: number }, keys: ReturnType<typeof keysFor>) {
+  const experiment = { ...path, experiment: keys.experiment };
+  const found = (await session.call({ purpose: 'cleaning up: reads the experiment', operation: `GET ${EXPERIMENT}`, path: experiment, expect: [200, 404] })) as { data?: { status: string } } | undefined;
+  if (found?.data?.status === 'running') await session.call({ purpose: 'cleaning up: stops the experiment', operation: `POST ${EXPERIMENT}/stop`, path: experiment, expect: 200 });
+  for (const participant of keys.participants) {
+    await session.call({ purpose: 'cleaning up: deletes a participant of its own', operation: `DELETE ${PARTICIPANT}`, path: { ...path, participant }, expect: [200, 404] });
+  }
+  await session.call({ purpose: 'cleaning up: deletes the experiment and its variants', operation: `DELETE ${EXPERIMENT}`, path: experiment, expect: [200, 404] });
+  await session.call({ purpose: 'cleaning up: deletes the flag', operation: `DELETE ${FEATURE}`, path: { ...path, feature: keys.feature }, expect: [200, 404] });
+  await session.call({ purpose: 'cleaning up: deletes the event', operation: `DELETE ${EVENT}`, path: { ...path, event: keys.event }, expect: [200, 404] });
+  await session.call({ purpose: 'the event is gone: 404', operation: `DELETE ${EVENT}`, path: { ...path, event: keys.event }, expect: 404 });
+}
