@@ -3,7 +3,7 @@
 // scenario.ts for what it does). Exit 0: every operation conforms; 1: a violation; 2: usage.
 import { randomBytes } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
-import { parseArgs } from 'node:util';
+import { failing, readCommandLine, type Fail } from '../server/cli/command-line';
 import { contract } from './contract';
 import { junit, outcomes, table } from './report';
 import { exercise } from './scenario';
@@ -12,33 +12,20 @@ import { Session } from './session';
 const usage = `usage: npm run verify -- --base-url URL --token API_TOKEN --ingest-key INGEST_KEY [--team ID] [--prefix KEY_PREFIX] [--report junit] [--report-file verify-report.xml]
   The token and key may also come from VERIFY_TOKEN and VERIFY_INGEST_KEY. The run creates, and deletes again, only resources whose keys start with the prefix (default: verify_ and 8 random hex digits).`;
 
-function fail(message: string): never {
-  console.error(`${message}\n${usage}`);
-  process.exit(2);
-}
+const fail: Fail = failing(usage);
 
 function options() {
-  let values;
-  try {
-    ({ values } = parseArgs({
-      options: {
-        'base-url': { type: 'string' },
-        token: { type: 'string', default: process.env.VERIFY_TOKEN },
-        'ingest-key': { type: 'string', default: process.env.VERIFY_INGEST_KEY },
-        team: { type: 'string' },
-        prefix: { type: 'string', default: `verify_${randomBytes(4).toString('hex')}` },
-        report: { type: 'string' },
-        'report-file': { type: 'string', default: 'verify-report.xml' },
-        help: { type: 'boolean', default: false },
-      },
-    }));
-  } catch (error) {
-    fail((error as Error).message);
-  }
-  if (values.help) {
-    console.log(usage);
-    process.exit(0);
-  }
+  const { values, positionals } = readCommandLine(usage, fail, {
+    'base-url': { type: 'string' },
+    token: { type: 'string', default: process.env.VERIFY_TOKEN },
+    'ingest-key': { type: 'string', default: process.env.VERIFY_INGEST_KEY },
+    team: { type: 'string' },
+    prefix: { type: 'string', default: `verify_${randomBytes(4).toString('hex')}` },
+    report: { type: 'string' },
+    'report-file': { type: 'string', default: 'verify-report.xml' },
+    help: { type: 'boolean', default: false },
+  });
+  if (positionals.length > 0) fail(`Unexpected argument '${positionals[0]}'.`);
   const baseUrl = values['base-url'];
   if (!baseUrl || !/^https?:\/\/[^/]+/.test(baseUrl)) fail('--base-url must be the http(s) URL the API is served at');
   if (!values.token || !values['ingest-key']) fail('--token and --ingest-key are required');

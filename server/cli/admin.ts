@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
-import { parseArgs } from 'node:util';
 import { createTeam, createToken, revokeAllTokens, revokeToken, rotateIngestKey, setQuota } from '../admin/service';
 import { kindOf } from '../auth/credentials';
+import { failing, readCommandLine, type Fail } from './command-line';
 import { settingsFromEnv } from '../settings';
 import { openStorage, type Storage } from '../storage/database';
 
@@ -28,20 +28,8 @@ const options = {
   help: { type: 'boolean', short: 'h', default: false },
 } as const;
 
-function fail(message: string): never {
-  console.error(`${message}\n\n${usage}`);
-  process.exit(2);
-}
-
-function parse() {
-  try {
-    return parseArgs({ allowPositionals: true, options });
-  } catch (error) {
-    fail(error instanceof Error ? error.message : String(error));
-  }
-}
-
-const { positionals, values } = parse();
+const fail: Fail = failing(usage);
+const { positionals, values } = readCommandLine(usage, fail, options);
 
 function required(name: 'name' | 'email' | 'team' | 'ingest-limit' | 'token'): string {
   const value = values[name];
@@ -73,10 +61,6 @@ function integer(name: string, text: string): number {
 }
 
 const [command, ...extra] = positionals;
-if (values.help) {
-  console.log(usage);
-  process.exit(0);
-}
 if (!command) fail('No command given.');
 if (extra.length > 0) fail(kindOf(extra[0]) ? 'Unexpected argument (a credential? give a token with --token).' : `Unexpected argument '${extra[0]}'.`);
 

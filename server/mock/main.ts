@@ -1,37 +1,24 @@
 // `npm run mock -- [--port 4010] [--host 127.0.0.1] [--team 1] [--token T] [--ingest-key K]`:
 // the mock server (see app.ts), for clients that have no server yet.
-import { parseArgs } from 'node:util';
 import { pino } from 'pino';
+import { failing, readCommandLine, type Fail } from '../cli/command-line';
 import { createMockApp } from './app';
 
 const usage = 'usage: npm run mock -- [--port 4010] [--host 127.0.0.1] [--team 1] [--token mock-token] [--ingest-key mock-ingest-key]';
 const CREDENTIAL = /^[A-Za-z0-9_-]{1,200}$/;
 
-function fail(message: string): never {
-  console.error(`${message}\n${usage}`);
-  process.exit(2);
-}
+const fail: Fail = failing(usage);
 
 function options() {
-  let values;
-  try {
-    ({ values } = parseArgs({
-      options: {
-        port: { type: 'string', default: process.env.PORT ?? '4010' },
-        host: { type: 'string', default: process.env.HOST ?? '127.0.0.1' },
-        team: { type: 'string', default: '1' },
-        token: { type: 'string', default: 'mock-token' },
-        'ingest-key': { type: 'string', default: 'mock-ingest-key' },
-        help: { type: 'boolean', default: false },
-      },
-    }));
-  } catch (error) {
-    fail((error as Error).message);
-  }
-  if (values.help) {
-    console.log(usage);
-    process.exit(0);
-  }
+  const { values, positionals } = readCommandLine(usage, fail, {
+    port: { type: 'string', default: process.env.PORT ?? '4010' },
+    host: { type: 'string', default: process.env.HOST ?? '127.0.0.1' },
+    team: { type: 'string', default: '1' },
+    token: { type: 'string', default: 'mock-token' },
+    'ingest-key': { type: 'string', default: 'mock-ingest-key' },
+    help: { type: 'boolean', default: false },
+  });
+  if (positionals.length > 0) fail(`Unexpected argument '${positionals[0]}'.`);
   const port = Number(values.port);
   const team = Number(values.team);
   if (!Number.isInteger(port) || port < 0 || port > 65535) fail(`--port must be a port number, not '${values.port}'`);
