@@ -1020,10 +1020,6 @@ export interface components {
         /** @description The service and its storage answer. */
         Health: {
             headers: {
-                "RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                "RateLimit-Reset": components["headers"]["RateLimitReset"];
-                "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOrigin"];
                 [name: string]: unknown;
             };
             content: {
@@ -1039,40 +1035,18 @@ export interface components {
                 };
             };
         };
-        /** @description The request is malformed or invalid: unparsable JSON, a body that breaks its schema (a missing required property, a wrong type, an unknown property), an unknown or invalid query parameter, or an invalid path parameter. `errors` names each offending field. */
-        BadRequest: {
+        /** @description The request is malformed or invalid — unparsable JSON, a body that breaks its schema (a missing required property, a wrong type, an unknown property), an unknown or invalid query parameter, or an invalid path parameter — and nothing was done. `errors` names each offending field by where it is: `/body/…`, `/query/…`, `/path/…`. */
+        BadQueryParameter: {
             headers: {
-                "RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                "RateLimit-Reset": components["headers"]["RateLimitReset"];
-                "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOrigin"];
                 [name: string]: unknown;
             };
             content: {
-                /**
-                 * @example {
-                 *       "type": "urn:experimentation:problem:validation",
-                 *       "title": "Bad Request",
-                 *       "status": 400,
-                 *       "detail": "request/body must NOT have unevaluated properties",
-                 *       "errors": [
-                 *         {
-                 *           "path": "/body/algorithm_type",
-                 *           "message": "must NOT have unevaluated properties"
-                 *         }
-                 *       ]
-                 *     }
-                 */
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
         /** @description No credential, or one that is unknown or revoked. */
         Unauthorized: {
             headers: {
-                "RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                "RateLimit-Reset": components["headers"]["RateLimitReset"];
-                "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOrigin"];
                 [name: string]: unknown;
             };
             content: {
@@ -1090,7 +1064,6 @@ export interface components {
         /** @description The credential (or, for calls without one, the client address) has used up its requests of the current window. Nothing of the request was done; retry after `Retry-After` seconds. */
         TooManyRequests: {
             headers: {
-                "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOrigin"];
                 "Retry-After": components["headers"]["RetryAfter"];
                 "RateLimit-Limit": components["headers"]["RateLimitLimit"];
                 "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
@@ -1112,7 +1085,6 @@ export interface components {
         /** @description Something failed unexpectedly on the service's side (for the health check: storage does not answer). Writes are transactional, so a failed write left nothing behind; report it with the time of the request. */
         InternalServerError: {
             headers: {
-                "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOrigin"];
                 [name: string]: unknown;
             };
             content: {
@@ -1130,7 +1102,6 @@ export interface components {
         /** @description The service cannot take the request now — its storage does not answer, or this process is shutting down. Nothing of the request was done; retry after `Retry-After` seconds (another process behind the same address may already answer). */
         ServiceUnavailable: {
             headers: {
-                "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOrigin"];
                 "Retry-After": components["headers"]["RetryAfter"];
                 [name: string]: unknown;
             };
@@ -1149,10 +1120,6 @@ export interface components {
         /** @description The user. */
         User: {
             headers: {
-                "RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                "RateLimit-Reset": components["headers"]["RateLimitReset"];
-                "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOrigin"];
                 [name: string]: unknown;
             };
             content: {
@@ -1171,13 +1138,9 @@ export interface components {
                 };
             };
         };
-        /** @description The credential is valid but may not do this: an ingest key on an operation that needs an API token, or (config) a credential of another team. */
+        /** @description The credential is valid but may not do this: an ingest key on an operation that needs an API token. */
         Forbidden: {
             headers: {
-                "RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                "RateLimit-Reset": components["headers"]["RateLimitReset"];
-                "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOrigin"];
                 [name: string]: unknown;
             };
             content: {
@@ -1186,7 +1149,7 @@ export interface components {
                  *       "type": "urn:experimentation:problem:forbidden",
                  *       "title": "Forbidden",
                  *       "status": 403,
-                 *       "detail": "An ingest key can only call the ingest and config operations."
+                 *       "detail": "An ingest key can only call the ingest and config operations; use an API token."
                  *     }
                  */
                 "application/problem+json": components["schemas"]["Problem"];
@@ -1195,10 +1158,6 @@ export interface components {
         /** @description The team. */
         Team: {
             headers: {
-                "RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                "RateLimit-Reset": components["headers"]["RateLimitReset"];
-                "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOrigin"];
                 [name: string]: unknown;
             };
             content: {
@@ -1230,13 +1189,9 @@ export interface components {
                 };
             };
         };
-        /** @description The team or a resource in the path is unknown, or belongs to a team the credential does not reach. */
-        NotFound: {
+        /** @description The user has no current team (it is no member of any team). */
+        NoCurrentTeam: {
             headers: {
-                "RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                "RateLimit-Reset": components["headers"]["RateLimitReset"];
-                "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOrigin"];
                 [name: string]: unknown;
             };
             content: {
@@ -1245,7 +1200,7 @@ export interface components {
                  *       "type": "urn:experimentation:problem:not-found",
                  *       "title": "Not Found",
                  *       "status": 404,
-                 *       "detail": "No experiment 'checkout_button' in team 1."
+                 *       "detail": "The user has no current team."
                  *     }
                  */
                 "application/problem+json": components["schemas"]["Problem"];
@@ -1254,10 +1209,6 @@ export interface components {
         /** @description One page of the teams the credential reaches. */
         TeamList: {
             headers: {
-                "RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                "RateLimit-Reset": components["headers"]["RateLimitReset"];
-                "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOrigin"];
                 [name: string]: unknown;
             };
             content: {
@@ -1296,13 +1247,44 @@ export interface components {
                 };
             };
         };
+        /** @description The request is malformed or invalid — unparsable JSON, a body that breaks its schema (a missing required property, a wrong type, an unknown property), an unknown or invalid query parameter, or an invalid path parameter — and nothing was done. `errors` names each offending field by where it is: `/body/…`, `/query/…`, `/path/…`. */
+        BadPage: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
+        /** @description The request is malformed or invalid — unparsable JSON, a body that breaks its schema (a missing required property, a wrong type, an unknown property), an unknown or invalid query parameter, or an invalid path parameter — and nothing was done. `errors` names each offending field by where it is: `/body/…`, `/query/…`, `/path/…`. */
+        BadTeam: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
+        /** @description There is no team with this id that the credential reaches. Nothing was done. */
+        TeamNotFound: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "type": "urn:experimentation:problem:not-found",
+                 *       "title": "Not Found",
+                 *       "status": 404,
+                 *       "detail": "No team 9."
+                 *     }
+                 */
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
         /** @description The team's configuration for SDKs. */
         Config: {
             headers: {
-                "RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                "RateLimit-Reset": components["headers"]["RateLimitReset"];
-                "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOrigin"];
                 [name: string]: unknown;
             };
             content: {
@@ -1344,13 +1326,26 @@ export interface components {
                 };
             };
         };
+        /** @description The credential is valid but belongs to another team: SDKs are told so (403) rather than 404, to notice a wrong key. */
+        ConfigForbidden: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "type": "urn:experimentation:problem:forbidden",
+                 *       "title": "Forbidden",
+                 *       "status": 403,
+                 *       "detail": "This credential does not reach team 2."
+                 *     }
+                 */
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
         /** @description One page of the team's events, by key. */
         EventList: {
             headers: {
-                "RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                "RateLimit-Reset": components["headers"]["RateLimitReset"];
-                "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOrigin"];
                 [name: string]: unknown;
             };
             content: {
@@ -1389,10 +1384,6 @@ export interface components {
         /** @description The event. */
         Event: {
             headers: {
-                "RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                "RateLimit-Reset": components["headers"]["RateLimitReset"];
-                "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOrigin"];
                 [name: string]: unknown;
             };
             content: {
@@ -1412,13 +1403,18 @@ export interface components {
                 };
             };
         };
-        /** @description The request is valid but clashes with the current state: a duplicate key, a transition the experiment's status does not allow, or removing something still in use. */
-        Conflict: {
+        /** @description The request is malformed or invalid — unparsable JSON, a body that breaks its schema (a missing required property, a wrong type, an unknown property), an unknown or invalid query parameter, or an invalid path parameter — and nothing was done. `errors` names each offending field by where it is: `/body/…`, `/query/…`, `/path/…`. */
+        BadKey: {
             headers: {
-                "RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                "RateLimit-Reset": components["headers"]["RateLimitReset"];
-                "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOrigin"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
+        /** @description The team already has an event with this key. */
+        EventKeyTaken: {
+            headers: {
                 [name: string]: unknown;
             };
             content: {
@@ -1427,7 +1423,7 @@ export interface components {
                  *       "type": "urn:experimentation:problem:conflict",
                  *       "title": "Conflict",
                  *       "status": 409,
-                 *       "detail": "Experiment 'checkout_button' is running; variants can only change while it is a draft."
+                 *       "detail": "Team 1 already has an event 'purchase'."
                  *     }
                  */
                 "application/problem+json": components["schemas"]["Problem"];
@@ -1436,10 +1432,6 @@ export interface components {
         /** @description The request body is larger than 64 KiB. */
         PayloadTooLarge: {
             headers: {
-                "RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                "RateLimit-Reset": components["headers"]["RateLimitReset"];
-                "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOrigin"];
                 [name: string]: unknown;
             };
             content: {
@@ -1457,10 +1449,6 @@ export interface components {
         /** @description The body is not sent as `application/json` or `application/vnd.api+json`. */
         UnsupportedMediaType: {
             headers: {
-                "RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                "RateLimit-Reset": components["headers"]["RateLimitReset"];
-                "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOrigin"];
                 [name: string]: unknown;
             };
             content: {
@@ -1475,13 +1463,43 @@ export interface components {
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
+        /** @description The team or the event is not there (for a create or an ingest: the event the body names) — or belongs to a team the credential does not reach, which the caller cannot tell apart. Nothing was done. */
+        EventNotFound: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "type": "urn:experimentation:problem:not-found",
+                 *       "title": "Not Found",
+                 *       "status": 404,
+                 *       "detail": "No event 'purchase' in team 1."
+                 *     }
+                 */
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
+        /** @description The event is the goal of an experiment: change their goal or delete them first. */
+        EventInUse: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "type": "urn:experimentation:problem:conflict",
+                 *       "title": "Conflict",
+                 *       "status": 409,
+                 *       "detail": "Event 'purchase' is the goal of experiment(s) 'checkout_button'; change their goal or delete them first."
+                 *     }
+                 */
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
         /** @description One page of the team's experiments, by key. */
         ExperimentList: {
             headers: {
-                "RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                "RateLimit-Reset": components["headers"]["RateLimitReset"];
-                "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOrigin"];
                 [name: string]: unknown;
             };
             content: {
@@ -1524,10 +1542,6 @@ export interface components {
         /** @description The experiment. */
         Experiment: {
             headers: {
-                "RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                "RateLimit-Reset": components["headers"]["RateLimitReset"];
-                "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOrigin"];
                 [name: string]: unknown;
             };
             content: {
@@ -1551,13 +1565,103 @@ export interface components {
                 };
             };
         };
+        /** @description The request is malformed or invalid — unparsable JSON, a body that breaks its schema (a missing required property, a wrong type, an unknown property), an unknown or invalid query parameter, or an invalid path parameter — and nothing was done. `errors` names each offending field by where it is: `/body/…`, `/query/…`, `/path/…`. */
+        RemovedAlgorithmType: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
+        /** @description The team already has an experiment with this key. */
+        ExperimentKeyTaken: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "type": "urn:experimentation:problem:conflict",
+                 *       "title": "Conflict",
+                 *       "status": 409,
+                 *       "detail": "Team 1 already has an experiment 'checkout_button'."
+                 *     }
+                 */
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
+        /** @description The team or the experiment is not there — or belongs to a team the credential does not reach, which the caller cannot tell apart. Nothing was done. */
+        ExperimentNotFound: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "type": "urn:experimentation:problem:not-found",
+                 *       "title": "Not Found",
+                 *       "status": 404,
+                 *       "detail": "No experiment 'checkout_button' in team 1."
+                 *     }
+                 */
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
+        /** @description The experiment is running: stop it before deleting it. */
+        ExperimentRunning: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "type": "urn:experimentation:problem:conflict",
+                 *       "title": "Conflict",
+                 *       "status": 409,
+                 *       "detail": "Experiment 'checkout_button' is running; stop it before deleting it."
+                 *     }
+                 */
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
+        /** @description Only a draft starts, and only with at least two variants, exactly one control and shares summing to 100. */
+        ExperimentNotStartable: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "type": "urn:experimentation:problem:conflict",
+                 *       "title": "Conflict",
+                 *       "status": 409,
+                 *       "detail": "Experiment 'checkout_button' cannot start: it has 0 control variants, exactly 1 is needed."
+                 *     }
+                 */
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
+        /** @description Only a running experiment stops. */
+        ExperimentNotRunning: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "type": "urn:experimentation:problem:conflict",
+                 *       "title": "Conflict",
+                 *       "status": 409,
+                 *       "detail": "Experiment 'checkout_button' is stopped; only a running experiment can stop."
+                 *     }
+                 */
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
         /** @description One page of the experiment's variants, in creation order. */
         VariantList: {
             headers: {
-                "RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                "RateLimit-Reset": components["headers"]["RateLimitReset"];
-                "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOrigin"];
                 [name: string]: unknown;
             };
             content: {
@@ -1598,10 +1702,6 @@ export interface components {
         /** @description The variant. */
         Variant: {
             headers: {
-                "RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                "RateLimit-Reset": components["headers"]["RateLimitReset"];
-                "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOrigin"];
                 [name: string]: unknown;
             };
             content: {
@@ -1623,13 +1723,43 @@ export interface components {
                 };
             };
         };
+        /** @description Variants change only while the experiment is a draft; and a variant key, the one control and the set shares (at most 100 in all) must stay valid. */
+        VariantsFrozen: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "type": "urn:experimentation:problem:conflict",
+                 *       "title": "Conflict",
+                 *       "status": 409,
+                 *       "detail": "Experiment 'checkout_button' is running; variants can only change while it is a draft."
+                 *     }
+                 */
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
+        /** @description The team, the experiment or the variant is not there — or belongs to a team the credential does not reach, which the caller cannot tell apart. Nothing was done. */
+        VariantNotFound: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "type": "urn:experimentation:problem:not-found",
+                 *       "title": "Not Found",
+                 *       "status": 404,
+                 *       "detail": "No variant 'green' in experiment 'checkout_button'."
+                 *     }
+                 */
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
         /** @description The variant's statistics. */
         VariantStatistics: {
             headers: {
-                "RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                "RateLimit-Reset": components["headers"]["RateLimitReset"];
-                "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOrigin"];
                 [name: string]: unknown;
             };
             content: {
@@ -1679,10 +1809,6 @@ export interface components {
         /** @description One page of the team's feature flags, by key. */
         FeatureList: {
             headers: {
-                "RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                "RateLimit-Reset": components["headers"]["RateLimitReset"];
-                "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOrigin"];
                 [name: string]: unknown;
             };
             content: {
@@ -1722,10 +1848,6 @@ export interface components {
         /** @description The feature flag. */
         Feature: {
             headers: {
-                "RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                "RateLimit-Reset": components["headers"]["RateLimitReset"];
-                "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOrigin"];
                 [name: string]: unknown;
             };
             content: {
@@ -1746,13 +1868,43 @@ export interface components {
                 };
             };
         };
+        /** @description The team already has a flag with this key. */
+        FeatureKeyTaken: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "type": "urn:experimentation:problem:conflict",
+                 *       "title": "Conflict",
+                 *       "status": 409,
+                 *       "detail": "Team 1 already has a feature 'new_checkout'."
+                 *     }
+                 */
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
+        /** @description The team or the flag is not there — or belongs to a team the credential does not reach, which the caller cannot tell apart. Nothing was done. */
+        FeatureNotFound: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "type": "urn:experimentation:problem:not-found",
+                 *       "title": "Not Found",
+                 *       "status": 404,
+                 *       "detail": "No feature 'new_checkout' in team 1."
+                 *     }
+                 */
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
         /** @description One page of the team's participants, in creation order. */
         ParticipantList: {
             headers: {
-                "RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                "RateLimit-Reset": components["headers"]["RateLimitReset"];
-                "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOrigin"];
                 [name: string]: unknown;
             };
             content: {
@@ -1793,10 +1945,6 @@ export interface components {
         /** @description The participant. */
         Participant: {
             headers: {
-                "RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                "RateLimit-Reset": components["headers"]["RateLimitReset"];
-                "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOrigin"];
                 [name: string]: unknown;
             };
             content: {
@@ -1818,13 +1966,35 @@ export interface components {
                 };
             };
         };
+        /** @description The request is malformed or invalid — unparsable JSON, a body that breaks its schema (a missing required property, a wrong type, an unknown property), an unknown or invalid query parameter, or an invalid path parameter — and nothing was done. `errors` names each offending field by where it is: `/body/…`, `/query/…`, `/path/…`. */
+        BadNotes: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
+        /** @description The team already has a participant with this key. */
+        ParticipantKeyTaken: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "type": "urn:experimentation:problem:conflict",
+                 *       "title": "Conflict",
+                 *       "status": 409,
+                 *       "detail": "Team 1 already has a participant 'user-42'."
+                 *     }
+                 */
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
         /** @description The participant with one page of its enrolments. */
         ParticipantDetail: {
             headers: {
-                "RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                "RateLimit-Reset": components["headers"]["RateLimitReset"];
-                "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOrigin"];
                 [name: string]: unknown;
             };
             content: {
@@ -1868,13 +2038,26 @@ export interface components {
                 };
             };
         };
+        /** @description The team or the participant is not there — or belongs to a team the credential does not reach, which the caller cannot tell apart. Nothing was done. */
+        ParticipantNotFound: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "type": "urn:experimentation:problem:not-found",
+                 *       "title": "Not Found",
+                 *       "status": 404,
+                 *       "detail": "No participant 'user-42' in team 1."
+                 *     }
+                 */
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
         /** @description One page of the participant's enrolments, in enrolment order. */
         EnrolmentList: {
             headers: {
-                "RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                "RateLimit-Reset": components["headers"]["RateLimitReset"];
-                "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOrigin"];
                 [name: string]: unknown;
             };
             content: {
@@ -1912,10 +2095,6 @@ export interface components {
         /** @description The participant's enrolment in the experiment. */
         Enrolment: {
             headers: {
-                "RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                "RateLimit-Reset": components["headers"]["RateLimitReset"];
-                "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOrigin"];
                 [name: string]: unknown;
             };
             content: {
@@ -1934,13 +2113,26 @@ export interface components {
                 };
             };
         };
+        /** @description The team, the participant or the experiment is not there, or the participant is not enrolled in the experiment — or belongs to a team the credential does not reach, which the caller cannot tell apart. Nothing was done. */
+        EnrolmentNotFound: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "type": "urn:experimentation:problem:not-found",
+                 *       "title": "Not Found",
+                 *       "status": 404,
+                 *       "detail": "Participant 'user-42' is not enrolled in experiment 'checkout_button'."
+                 *     }
+                 */
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
         /** @description Accepted and stored. */
         IngestOutcome: {
             headers: {
-                "RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                "RateLimit-Reset": components["headers"]["RateLimitReset"];
-                "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOrigin"];
                 [name: string]: unknown;
             };
             content: {
@@ -1972,13 +2164,18 @@ export interface components {
                 };
             };
         };
+        /** @description The request is malformed or invalid — unparsable JSON, a body that breaks its schema (a missing required property, a wrong type, an unknown property), an unknown or invalid query parameter, or an invalid path parameter — and nothing was done. `errors` names each offending field by where it is: `/body/…`, `/query/…`, `/path/…`. */
+        BadIngest: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
         /** @description The team's monthly ingest quota is used up. Nothing of the request was stored. */
         QuotaExceeded: {
             headers: {
-                "RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                "RateLimit-Reset": components["headers"]["RateLimitReset"];
-                "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOrigin"];
                 [name: string]: unknown;
             };
             content: {
@@ -1988,6 +2185,23 @@ export interface components {
                  *       "title": "Quota Exceeded",
                  *       "status": 402,
                  *       "detail": "Team 1 has used its 100000 ingests of 2026-11 (UTC)."
+                 *     }
+                 */
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
+        /** @description The experiment the body names is not running, so it enrols no one. Nothing was stored. */
+        ExperimentNotEnrolling: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "type": "urn:experimentation:problem:conflict",
+                 *       "title": "Conflict",
+                 *       "status": 409,
+                 *       "detail": "Experiment 'checkout_button' is stopped; only a running experiment enrols."
                  *     }
                  */
                 "application/problem+json": components["schemas"]["Problem"];
@@ -2276,6 +2490,11 @@ export interface components {
     };
     headers: {
         /**
+         * @description Seconds to wait before trying again.
+         * @example 30
+         */
+        RetryAfter: number;
+        /**
          * @description Requests the credential (or, without one, the client address) may make per window.
          * @example 60000
          */
@@ -2290,16 +2509,6 @@ export interface components {
          * @example 42
          */
         RateLimitReset: number;
-        /**
-         * @description CORS: every origin may call the API from a browser (`*`). Credentials are bearer tokens in `Authorization`, never cookies, so a page can only act with a credential it was given.
-         * @example *
-         */
-        AccessControlAllowOrigin: "*";
-        /**
-         * @description Seconds to wait before trying again.
-         * @example 30
-         */
-        RetryAfter: number;
     };
     pathItems: never;
 }
@@ -2315,7 +2524,7 @@ export interface operations {
         requestBody?: never;
         responses: {
             200: components["responses"]["Health"];
-            400: components["responses"]["BadRequest"];
+            400: components["responses"]["BadQueryParameter"];
             401: components["responses"]["Unauthorized"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
@@ -2332,7 +2541,7 @@ export interface operations {
         requestBody?: never;
         responses: {
             200: components["responses"]["User"];
-            400: components["responses"]["BadRequest"];
+            400: components["responses"]["BadQueryParameter"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             429: components["responses"]["TooManyRequests"];
@@ -2350,10 +2559,10 @@ export interface operations {
         requestBody?: never;
         responses: {
             200: components["responses"]["Team"];
-            400: components["responses"]["BadRequest"];
+            400: components["responses"]["BadQueryParameter"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
+            404: components["responses"]["NoCurrentTeam"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -2393,7 +2602,7 @@ export interface operations {
         requestBody?: never;
         responses: {
             200: components["responses"]["TeamList"];
-            400: components["responses"]["BadRequest"];
+            400: components["responses"]["BadPage"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             429: components["responses"]["TooManyRequests"];
@@ -2426,10 +2635,10 @@ export interface operations {
         requestBody?: never;
         responses: {
             200: components["responses"]["Team"];
-            400: components["responses"]["BadRequest"];
+            400: components["responses"]["BadTeam"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
+            404: components["responses"]["TeamNotFound"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -2451,10 +2660,10 @@ export interface operations {
         requestBody?: never;
         responses: {
             200: components["responses"]["Config"];
-            400: components["responses"]["BadRequest"];
+            400: components["responses"]["BadTeam"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
+            403: components["responses"]["ConfigForbidden"];
+            404: components["responses"]["TeamNotFound"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -2492,10 +2701,10 @@ export interface operations {
         requestBody?: never;
         responses: {
             200: components["responses"]["EventList"];
-            400: components["responses"]["BadRequest"];
+            400: components["responses"]["BadPage"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
+            404: components["responses"]["TeamNotFound"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -2517,11 +2726,11 @@ export interface operations {
         requestBody: components["requestBodies"]["EventCreatePayload"];
         responses: {
             200: components["responses"]["Event"];
-            400: components["responses"]["BadRequest"];
+            400: components["responses"]["BadKey"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
-            409: components["responses"]["Conflict"];
+            404: components["responses"]["TeamNotFound"];
+            409: components["responses"]["EventKeyTaken"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
@@ -2556,10 +2765,10 @@ export interface operations {
         requestBody?: never;
         responses: {
             200: components["responses"]["Event"];
-            400: components["responses"]["BadRequest"];
+            400: components["responses"]["BadTeam"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
+            404: components["responses"]["EventNotFound"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -2586,11 +2795,11 @@ export interface operations {
         requestBody: components["requestBodies"]["EventUpdatePayload"];
         responses: {
             200: components["responses"]["Event"];
-            400: components["responses"]["BadRequest"];
+            400: components["responses"]["BadKey"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
-            409: components["responses"]["Conflict"];
+            404: components["responses"]["EventNotFound"];
+            409: components["responses"]["EventKeyTaken"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
@@ -2619,11 +2828,11 @@ export interface operations {
         requestBody?: never;
         responses: {
             200: components["responses"]["Event"];
-            400: components["responses"]["BadRequest"];
+            400: components["responses"]["BadTeam"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
-            409: components["responses"]["Conflict"];
+            404: components["responses"]["EventNotFound"];
+            409: components["responses"]["EventInUse"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -2663,10 +2872,10 @@ export interface operations {
         requestBody?: never;
         responses: {
             200: components["responses"]["ExperimentList"];
-            400: components["responses"]["BadRequest"];
+            400: components["responses"]["BadPage"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
+            404: components["responses"]["TeamNotFound"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -2688,11 +2897,11 @@ export interface operations {
         requestBody: components["requestBodies"]["ExperimentCreatePayload"];
         responses: {
             200: components["responses"]["Experiment"];
-            400: components["responses"]["BadRequest"];
+            400: components["responses"]["RemovedAlgorithmType"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
-            409: components["responses"]["Conflict"];
+            404: components["responses"]["EventNotFound"];
+            409: components["responses"]["ExperimentKeyTaken"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
@@ -2729,10 +2938,10 @@ export interface operations {
         requestBody?: never;
         responses: {
             200: components["responses"]["Experiment"];
-            400: components["responses"]["BadRequest"];
+            400: components["responses"]["BadTeam"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
+            404: components["responses"]["ExperimentNotFound"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -2759,11 +2968,11 @@ export interface operations {
         requestBody: components["requestBodies"]["ExperimentUpdatePayload"];
         responses: {
             200: components["responses"]["Experiment"];
-            400: components["responses"]["BadRequest"];
+            400: components["responses"]["BadKey"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
-            409: components["responses"]["Conflict"];
+            404: components["responses"]["ExperimentNotFound"];
+            409: components["responses"]["ExperimentKeyTaken"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
@@ -2792,11 +3001,11 @@ export interface operations {
         requestBody?: never;
         responses: {
             200: components["responses"]["Experiment"];
-            400: components["responses"]["BadRequest"];
+            400: components["responses"]["BadTeam"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
-            409: components["responses"]["Conflict"];
+            404: components["responses"]["ExperimentNotFound"];
+            409: components["responses"]["ExperimentRunning"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -2823,11 +3032,11 @@ export interface operations {
         requestBody?: never;
         responses: {
             200: components["responses"]["Experiment"];
-            400: components["responses"]["BadRequest"];
+            400: components["responses"]["BadTeam"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
-            409: components["responses"]["Conflict"];
+            404: components["responses"]["ExperimentNotFound"];
+            409: components["responses"]["ExperimentNotStartable"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -2854,11 +3063,11 @@ export interface operations {
         requestBody?: never;
         responses: {
             200: components["responses"]["Experiment"];
-            400: components["responses"]["BadRequest"];
+            400: components["responses"]["BadTeam"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
-            409: components["responses"]["Conflict"];
+            404: components["responses"]["ExperimentNotFound"];
+            409: components["responses"]["ExperimentNotRunning"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -2901,10 +3110,10 @@ export interface operations {
         requestBody?: never;
         responses: {
             200: components["responses"]["VariantList"];
-            400: components["responses"]["BadRequest"];
+            400: components["responses"]["BadPage"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
+            404: components["responses"]["ExperimentNotFound"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -2931,11 +3140,11 @@ export interface operations {
         requestBody: components["requestBodies"]["VariantCreatePayload"];
         responses: {
             200: components["responses"]["Variant"];
-            400: components["responses"]["BadRequest"];
+            400: components["responses"]["BadKey"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
-            409: components["responses"]["Conflict"];
+            404: components["responses"]["ExperimentNotFound"];
+            409: components["responses"]["VariantsFrozen"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
@@ -2975,10 +3184,10 @@ export interface operations {
         requestBody?: never;
         responses: {
             200: components["responses"]["Variant"];
-            400: components["responses"]["BadRequest"];
+            400: components["responses"]["BadTeam"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
+            404: components["responses"]["VariantNotFound"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -3010,11 +3219,11 @@ export interface operations {
         requestBody: components["requestBodies"]["VariantUpdatePayload"];
         responses: {
             200: components["responses"]["Variant"];
-            400: components["responses"]["BadRequest"];
+            400: components["responses"]["BadKey"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
-            409: components["responses"]["Conflict"];
+            404: components["responses"]["VariantNotFound"];
+            409: components["responses"]["VariantsFrozen"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
@@ -3048,11 +3257,11 @@ export interface operations {
         requestBody?: never;
         responses: {
             200: components["responses"]["Variant"];
-            400: components["responses"]["BadRequest"];
+            400: components["responses"]["BadTeam"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
-            409: components["responses"]["Conflict"];
+            404: components["responses"]["VariantNotFound"];
+            409: components["responses"]["VariantsFrozen"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -3084,10 +3293,10 @@ export interface operations {
         requestBody?: never;
         responses: {
             200: components["responses"]["VariantStatistics"];
-            400: components["responses"]["BadRequest"];
+            400: components["responses"]["BadTeam"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
+            404: components["responses"]["VariantNotFound"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -3120,10 +3329,10 @@ export interface operations {
         requestBody?: never;
         responses: {
             200: components["responses"]["FeatureList"];
-            400: components["responses"]["BadRequest"];
+            400: components["responses"]["BadPage"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
+            404: components["responses"]["TeamNotFound"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -3145,11 +3354,11 @@ export interface operations {
         requestBody: components["requestBodies"]["FeatureCreatePayload"];
         responses: {
             200: components["responses"]["Feature"];
-            400: components["responses"]["BadRequest"];
+            400: components["responses"]["BadKey"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
-            409: components["responses"]["Conflict"];
+            404: components["responses"]["TeamNotFound"];
+            409: components["responses"]["FeatureKeyTaken"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
@@ -3178,10 +3387,10 @@ export interface operations {
         requestBody?: never;
         responses: {
             200: components["responses"]["Feature"];
-            400: components["responses"]["BadRequest"];
+            400: components["responses"]["BadTeam"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
+            404: components["responses"]["FeatureNotFound"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -3208,11 +3417,11 @@ export interface operations {
         requestBody: components["requestBodies"]["FeatureUpdatePayload"];
         responses: {
             200: components["responses"]["Feature"];
-            400: components["responses"]["BadRequest"];
+            400: components["responses"]["BadKey"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
-            409: components["responses"]["Conflict"];
+            404: components["responses"]["FeatureNotFound"];
+            409: components["responses"]["FeatureKeyTaken"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
@@ -3241,10 +3450,10 @@ export interface operations {
         requestBody?: never;
         responses: {
             200: components["responses"]["Feature"];
-            400: components["responses"]["BadRequest"];
+            400: components["responses"]["BadTeam"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
+            404: components["responses"]["FeatureNotFound"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -3282,10 +3491,10 @@ export interface operations {
         requestBody?: never;
         responses: {
             200: components["responses"]["ParticipantList"];
-            400: components["responses"]["BadRequest"];
+            400: components["responses"]["BadPage"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
+            404: components["responses"]["TeamNotFound"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -3307,11 +3516,11 @@ export interface operations {
         requestBody: components["requestBodies"]["ParticipantCreatePayload"];
         responses: {
             200: components["responses"]["Participant"];
-            400: components["responses"]["BadRequest"];
+            400: components["responses"]["BadNotes"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
-            409: components["responses"]["Conflict"];
+            404: components["responses"]["TeamNotFound"];
+            409: components["responses"]["ParticipantKeyTaken"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
@@ -3356,10 +3565,10 @@ export interface operations {
         requestBody?: never;
         responses: {
             200: components["responses"]["ParticipantDetail"];
-            400: components["responses"]["BadRequest"];
+            400: components["responses"]["BadPage"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
+            404: components["responses"]["ParticipantNotFound"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -3386,11 +3595,11 @@ export interface operations {
         requestBody: components["requestBodies"]["ParticipantUpdatePayload"];
         responses: {
             200: components["responses"]["Participant"];
-            400: components["responses"]["BadRequest"];
+            400: components["responses"]["BadNotes"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
-            409: components["responses"]["Conflict"];
+            404: components["responses"]["ParticipantNotFound"];
+            409: components["responses"]["ParticipantKeyTaken"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
@@ -3419,10 +3628,10 @@ export interface operations {
         requestBody?: never;
         responses: {
             200: components["responses"]["Participant"];
-            400: components["responses"]["BadRequest"];
+            400: components["responses"]["BadTeam"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
+            404: components["responses"]["ParticipantNotFound"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -3460,10 +3669,10 @@ export interface operations {
         requestBody?: never;
         responses: {
             200: components["responses"]["EnrolmentList"];
-            400: components["responses"]["BadRequest"];
+            400: components["responses"]["BadPage"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
+            404: components["responses"]["ParticipantNotFound"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -3495,10 +3704,10 @@ export interface operations {
         requestBody?: never;
         responses: {
             200: components["responses"]["Enrolment"];
-            400: components["responses"]["BadRequest"];
+            400: components["responses"]["BadTeam"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
+            404: components["responses"]["EnrolmentNotFound"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -3530,10 +3739,10 @@ export interface operations {
         requestBody?: never;
         responses: {
             200: components["responses"]["Enrolment"];
-            400: components["responses"]["BadRequest"];
+            400: components["responses"]["BadTeam"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
+            404: components["responses"]["EnrolmentNotFound"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -3555,11 +3764,11 @@ export interface operations {
         requestBody: components["requestBodies"]["IngestRequestPayload"];
         responses: {
             200: components["responses"]["IngestOutcome"];
-            400: components["responses"]["BadRequest"];
+            400: components["responses"]["BadIngest"];
             401: components["responses"]["Unauthorized"];
             402: components["responses"]["QuotaExceeded"];
-            404: components["responses"]["NotFound"];
-            409: components["responses"]["Conflict"];
+            404: components["responses"]["EventNotFound"];
+            409: components["responses"]["ExperimentNotEnrolling"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];

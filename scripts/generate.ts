@@ -9,6 +9,7 @@ import { join, resolve } from 'node:path';
 import openapiTS, { astToString } from 'openapi-typescript';
 import ts from 'typescript';
 import YAML from 'yaml';
+import { withCodeSamples } from './code-samples';
 
 const root = resolve(import.meta.dirname, '..');
 const outDir = join(root, 'generated');
@@ -94,7 +95,7 @@ function packageJson(version: string): string {
 }
 
 async function render(): Promise<Record<string, string>> {
-  const document = bundle();
+  const document = withCodeSamples(bundle());
   const json = JSON.stringify(document, null, 2) + '\n';
   const types = `// ${HEADER}\n` + astToString(await openapiTS(JSON.parse(json)));
   const version = document.info.version;

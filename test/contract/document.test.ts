@@ -699,6 +699,21 @@ describe('7. examples validate against their schemas', () => {
   });
 });
 
+describe('7b. every documented error has an example of its own status', () => {
+  const errorResponses = operations.flatMap((op) =>
+    op.responses.filter((r) => Number(r.status) >= 400).map((r) => [`${op.key} ${r.status}`, r.status, r] as const),
+  );
+
+  it.each(errorResponses)('%s', (_label, status, response) => {
+    const examples = mediaOf(response).flatMap(({ media }) => [
+      ...('example' in media ? [media.example] : []),
+      ...Object.values((media.examples ?? {}) as Node).map((example) => deref(example, '#').node.value),
+    ]);
+    expect(examples.length).toBeGreaterThan(0);
+    for (const example of examples) expect(example.status).toBe(Number(status));
+  });
+});
+
 // =============================================================================================
 // 8. The 405 rule
 // =============================================================================================

@@ -14,7 +14,10 @@ import type { TestTeam } from '../support/server';
 const run = promisify(execFile);
 const root = fileURLToPath(new URL('../../', import.meta.url));
 const tsc = join(root, 'node_modules/typescript/bin/tsc');
-const contract = JSON.parse(readFileSync(join(root, 'generated/openapi.json'), 'utf8')) as { info: { version: string } };
+const contract = JSON.parse(readFileSync(join(root, 'generated/openapi.json'), 'utf8')) as {
+  info: { version: string };
+  paths: Record<string, Record<string, { operationId: string; 'x-codeSamples': Array<{ lang: string; source: string }> }>>;
+};
 
 interface Packed {
   filename: string;
@@ -138,6 +141,23 @@ describe('the consumer package (generated/)', () => {
       expect(output, config).toMatch(/wrong\.ts\(3,\d+\): error TS2322: [^\n]*\n\s+Property 'event' is missing in type '\{ key: string; \}'/);
       expect(output, config).toMatch(/wrong\.ts\(4,\d+\): error TS2322: Type 'number' is not assignable to type 'string'/);
     }
+  });
+
+  it("when every operation's TypeScript code sample is type-checked, then all of them pass", async () => {
+    const samples = Object.values(contract.paths).flatMap((item) =>
+      Object.values(item).flatMap((operation) => operation['x-codeSamples'].filter((s) => s.lang === 'TypeScript').map((s) => [operation.operationId, s.source] as const)),
+    );
+    expect(samples).toHaveLength(38);
+    mkdirSync(join(project, 'samples'));
+    for (const [operationId, source] of samples) writeFileSync(join(project, 'samples', `${operationId}.ts`), source);
+    // The samples read credentials from the environment, as a Node program does.
+    writeFileSync(join(project, 'samples', 'node.d.ts'), 'declare const process: { env: Record<string, string | undefined> };\n');
+    writeFileSync(join(project, 'samples.json'), JSON.stringify({ compilerOptions: { ...COMMON, module: 'NodeNext', moduleResolution: 'NodeNext', noEmit: true }, include: ['samples'] }));
+
+    const { code, output } = await typeCheck(project, 'samples.json');
+
+    expect(output).toBe('');
+    expect(code).toBe(0);
   });
 
   it('when the compiled program runs against the real server, then its calls succeed as typed', async () => {

@@ -1,0 +1,89 @@
+// Code samples for every operation of the bundled document (`x-codeSamples`, which the docs
+// render beside each operation): curl, and TypeScript with the consumer package. They are made
+// from the operation itself — its path, the examples of its path parameters and of its body, and
+// the credential it takes — so they are never written by hand and never go stale.
+
+type Node = { [key: string]: any };
+
+/** Where `npm start` serves the API, as the README's quickstart has it. */
+export const SAMPLE_BASE_URL = 'http://127.0.0.1:3000';
+const METHODS = ['get', 'put', 'post', 'delete', 'patch'];
+
+function deref(document: Node, node: Node): Node {
+  let current = node;
+  while (typeof current?.$ref === 'string') current = (current.$ref as string).slice(2).split('/').reduce<Node>((at, key) => at[key], document);
+  return current;
+}
+
+interface Request {
+  method: string;
+  template: string;
+  /** Path parameter → its example. */
+  path: Record<string, string | number>;
+  body?: unknown;
+  /** The environment variable holding the credential the sample sends, if any. */
+  credential?: 'TOKEN' | 'INGEST_KEY';
+}
+
+function requestOf(document: Node, template: string, method: string, operation: Node): Request {
+  const parameters = (operation.parameters ?? []).map((parameter: Node) => deref(document, parameter));
+  const path = Object.fromEntries(parameters.filter((p: Node) => p.in === 'path').map((p: Node) => [p.name, p.example]));
+  const body = operation.requestBody ? deref(document, operation.requestBody).content['application/json'].example : undefined;
+  const security: Node[] = operation.security ?? document.security ?? [];
+  const first = security.find((requirement) => Object.keys(requirement).length > 0);
+  // The public health check is shown without a credential; ingest with the ingest key SDKs use.
+  const isPublic = security.some((requirement) => Object.keys(requirement).length === 0);
+  const credential = isPublic ? undefined : first && 'ingestKey' in first ? 'INGEST_KEY' : 'TOKEN';
+  return { method: method.toUpperCase(), template, path, body, credential };
+}
+
+const shellQuote = (text: string) => `'${text.replace(/'/g, `'\\''`)}'`;
+
+function curl(request: Request): string {
+  const url = SAMPLE_BASE_URL + request.template.replace(/\{(\w+)\}/g, (_, name: string) => encodeURIComponent(String(request.path[name])));
+  const lines = [`curl -X ${request.method} ${shellQuote(url)}`];
+  if (request.credential) lines.push(`-H "Authorization: Bearer $${request.credential}"`);
+  if (request.body !== undefined) lines.push(`-H 'Content-Type: application/json'`, `-d ${shellQuote(JSON.stringify(request.body))}`);
+  return lines.join(' \\\n  ');
+}
+
+/** A JavaScript literal of a JSON value, as a person would write it (unquoted names where they can be). */
+function literal(value: unknown, indent: string): string {
+  if (Array.isArray(value)) return `[${value.map((item) => literal(item, indent)).join(', ')}]`;
+  if (value !== null && typeof value === 'object') {
+    const inner = `${indent}  `;
+    const entries = Object.entries(value).map(([key, item]) => `${inner}${/^[A-Za-z_$][\w$]*$/.test(key) ? key : shellQuote(key)}: ${literal(item, inner)}`);
+    return entries.length === 0 ? '{}' : `{\n${entries.join(',\n')},\n${indent}}`;
+  }
+  return typeof value === 'string' ? shellQuote(value) : JSON.stringify(value);
+}
+
+function typescript(request: Request): string {
+  const init: string[] = [];
+  if (Object.keys(request.path).length > 0) init.push(`  params: { path: ${literal(request.path, '  ').replace(/\n\s*/g, ' ').replace(/, }/, ' }')} },`);
+  if (request.body !== undefined) init.push(`  body: ${literal(request.body, '  ')},`);
+  const credential = request.credential ? `, process.env.${request.credential}` : '';
+  const call = init.length > 0 ? `api.${request.method}('${request.template}', {\n${init.join('\n')}\n})` : `api.${request.method}('${request.template}')`;
+  return [
+    "import { createApiClient } from 'experimentation-api';",
+    '',
+    `const api = createApiClient('${SAMPLE_BASE_URL}'${credential});`,
+    `const { data, error } = await ${call};`,
+    'if (error) throw new Error(`${error.status} ${error.detail}`);',
+    'console.log(data.data);',
+  ].join('\n');
+}
+
+/** The document with `x-codeSamples` (curl, TypeScript) on every operation. */
+export function withCodeSamples(document: Node): Node {
+  for (const [template, item] of Object.entries<Node>(document.paths)) {
+    for (const method of METHODS.filter((m) => item[m])) {
+      const request = requestOf(document, template, method, item[method]);
+      item[method]['x-codeSamples'] = [
+        { lang: 'Shell', label: 'curl', source: curl(request) },
+        { lang: 'TypeScript', label: 'TypeScript (experimentation-api)', source: typescript(request) },
+      ];
+    }
+  }
+  return document;
+}
