@@ -7,13 +7,16 @@ import { openStorage, type Storage } from '../storage/database';
 
 const usage = `Usage: npm run admin -- <command> [options]
 
-  create-team  --name NAME --email EMAIL [--json]   create a team (and its user if new): prints token and ingest key
-  create-token --email EMAIL [--json]               issue another API token for a user
+  create-team  --name NAME --email EMAIL [--json|--shell]   create a team (and its user if new): prints token and ingest key
+  create-token --email EMAIL [--json|--shell]       issue another API token for a user
   revoke-token --token TOKEN|- [--json]             revoke one API token (401 from the next request on);
                                                     '-' reads it from standard input, out of the process list
   revoke-token --email EMAIL --all [--json]         revoke every API token of a user
-  rotate-ingest-key --team ID [--json]              give a team a new ingest key (printed); the old one is 401 at once
+  rotate-ingest-key --team ID [--json|--shell]      give a team a new ingest key (printed); the old one is 401 at once
   set-quota    --team ID --ingest-limit N|none [--json]   monthly ingest limit of a team
+
+--shell prints what a shell needs next: \`export TEAM=… TOKEN=… INGEST_KEY=…\` (those the command made),
+for \`eval "$(npm run -s admin -- create-team … --shell)"\`.
 
 Storage: DATABASE_URL (PostgreSQL) or DATA_DIR (SQLite, default ./data), as for the server.`;
 
@@ -25,6 +28,7 @@ const options = {
   token: { type: 'string' },
   all: { type: 'boolean', default: false },
   json: { type: 'boolean', default: false },
+  shell: { type: 'boolean', default: false },
   help: { type: 'boolean', short: 'h', default: false },
 } as const;
 
@@ -62,7 +66,17 @@ function integer(name: string, text: string): number {
 
 const [command, ...extra] = positionals;
 if (!command) fail('No command given.');
+if (values.json && values.shell) fail('Give --json or --shell, not both.');
+if (values.shell && !['create-team', 'create-token', 'rotate-ingest-key'].includes(command)) fail('--shell goes with create-team, create-token and rotate-ingest-key.');
 if (extra.length > 0) fail(kindOf(extra[0]) ? 'Unexpected argument (a credential? give a token with --token).' : `Unexpected argument '${extra[0]}'.`);
+
+type Made = { team?: { id: number }; token?: string; ingest_key?: string };
+
+/** `export TEAM=1 TOKEN=est_… INGEST_KEY=esk_…`: credentials are letters, digits, `_` and `-`, safe unquoted. */
+function shellExports({ team, token, ingest_key }: Made): string {
+  const pairs = [team && `TEAM=${team.id}`, token && `TOKEN=${token}`, ingest_key && `INGEST_KEY=${ingest_key}`];
+  return `export ${pairs.filter(Boolean).join(' ')}`;
+}
 
 // Everything is checked before storage is opened: a mistyped command touches no database.
 type Action = (db: Storage['db']) => Promise<unknown>;
@@ -106,7 +120,7 @@ const action = actionOf(command);
 const storage = await openStorage(settingsFromEnv());
 try {
   const result = await action(storage.db);
-  console.log(values.json ? JSON.stringify(result) : JSON.stringify(result, null, 2));
+  console.log(values.shell ? shellExports(result as Made) : values.json ? JSON.stringify(result) : JSON.stringify(result, null, 2));
 } catch (error) {
   console.error(error instanceof Error ? error.message : error);
   process.exitCode = 1;

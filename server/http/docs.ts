@@ -5,6 +5,7 @@ import { contractPath } from './contract';
 import { NotFound } from './errors';
 
 const docsPath = fileURLToPath(new URL('../../dist/docs/index.html', import.meta.url));
+const changelogPath = fileURLToPath(new URL('../../CHANGELOG.md', import.meta.url));
 
 /**
  * The docs page loads nothing from outside this origin: Redoc's sidebar footer would fetch its
@@ -25,9 +26,10 @@ export const DOCS_CSP = [
   "frame-ancestors 'none'",
 ].join('; ');
 
-/** The bundled contract at /openapi.json and its rendered reference at /docs. */
+/** The bundled contract at /openapi.json, its rendered reference at /docs and its changelog (Markdown) at /changelog. */
 export function serveContract(app: Express): void {
   app.get('/openapi.json', (_req, res) => res.sendFile(contractPath));
+  app.get('/changelog', (_req, res) => res.type('text/plain; charset=utf-8').sendFile(changelogPath));
   app.get('/docs', (_req, res) => {
     if (!existsSync(docsPath)) throw new NotFound('The docs are not built; run npm run docs.');
     res.set('Content-Security-Policy', DOCS_CSP).sendFile(docsPath);

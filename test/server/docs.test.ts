@@ -27,6 +27,17 @@ if (!hasChromium) {
   console.warn(`\n[notice] ${CHROMIUM} is not installed: the /docs browser test is skipped (apt-get install -y chromium).\n`);
 }
 
+describe('GET /changelog', () => {
+  const server = useServer('sqlite');
+
+  it('when it is fetched, then it is CHANGELOG.md as text', async () => {
+    const response = await fetch(`${server().baseUrl}/changelog`);
+    expect(response.status).toBe(200);
+    expect(response.headers.get('content-type')).toMatch(/^text\/plain; charset=utf-8/);
+    expect(await response.text()).toBe(readFileSync(`${root}CHANGELOG.md`, 'utf8'));
+  });
+});
+
 describe('GET /openapi.json', () => {
   const server = useServer('sqlite');
 
@@ -70,6 +81,10 @@ describe.skipIf(!hasChromium)('GET /docs in headless Chromium', () => {
     const requests: string[] = [];
     const blockedByPolicy = new Set<string>(); // refused by the page's CSP inside the browser: never sent
     const failures: string[] = [];
+    const consoleErrors: string[] = [];
+    page.on('console', (message) => {
+      if (message.type() === 'error') consoleErrors.push(message.text());
+    });
     page.on('request', (request) => void requests.push(request.url()));
     page.on('requestfailed', (request) => {
       if (request.failure()?.errorText === 'csp') blockedByPolicy.add(request.url());
@@ -105,10 +120,28 @@ describe.skipIf(!hasChromium)('GET /docs in headless Chromium', () => {
     }
     expect(listed.size).toBe(38);
 
-    // Opening an operation renders its method and path.
+    // Opening an operation renders its method and path, and its code samples.
     await page.locator('[data-component-name="Menu/MenuItem"].menu-item-type-operation a[href$="/ingest"]').first().click();
     await expect.poll(() => page.locator('body').innerText()).toContain('/api/teams/{team}/ingest');
     await page.waitForLoadState('networkidle');
+    const body = await page.locator('body').innerText();
+    expect(body).toContain("curl -X POST 'http://127.0.0.1:3000/api/teams/1/ingest'");
+    // The samples are a dropdown: curl first, then TypeScript with the consumer package.
+    await page.locator('[data-component-name="Dropdown/Dropdown"] button').filter({ hasText: /^curl$/ }).first().click();
+    await page.getByText('TypeScript (experimentation-api)', { exact: true }).first().click();
+    await expect.poll(() => page.locator('body').innerText()).toContain("import { createApiClient } from 'experimentation-api';");
+
+    // The description's sections come first in the sidebar, the quickstart leading; the changelog is one of them.
+    const sections = (await menu.locator('[data-component-name="Menu/MenuItem"].menu-item-type-default').allInnerTexts()).map((text) => text.trim());
+    expect(sections.slice(0, 2)).toEqual(['Experimentation Service API', 'Quickstart']);
+    expect(sections).toContain('Changelog');
+
+    // No image fails to load (Redoc's footer logo is inlined; the page may load nothing from elsewhere).
+    // (Expressions run in the page, written as text: this project's TypeScript has no DOM types.)
+    await page.waitForFunction('[...document.images].every((image) => image.complete)', undefined, { timeout: 30_000 });
+    const broken = await page.evaluate<string[]>('[...document.images].filter((image) => image.naturalWidth === 0).map((image) => image.src.slice(0, 100))');
+    expect(await page.evaluate<number>('document.images.length')).toBeGreaterThan(0);
+    expect(broken).toEqual([]);
 
     const sent = requests.filter((url) => !blockedByPolicy.has(url));
     const outside = sent.filter((url) => {
@@ -119,6 +152,20 @@ describe.skipIf(!hasChromium)('GET /docs in headless Chromium', () => {
     expect(outside).toEqual([]);
     expect(sent.length).toBeGreaterThan(0);
     expect(failures).toEqual([]);
+    expect(consoleErrors).toEqual([]);
+    await page.close();
+  });
+
+  it('when the quickstart is opened, then it shows the commands, first on the page (screenshot: dist/docs/quickstart.png)', async () => {
+    const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+    await page.goto(`${server().baseUrl}/docs#section/Quickstart`, { waitUntil: 'load' });
+    const heading = page.locator('h1, h2').filter({ hasText: /^Quickstart$/ }).first();
+    await heading.waitFor({ timeout: 60_000 });
+    const text = await page.locator('body').innerText();
+    expect(text).toContain('eval "$(npm run -s admin -- create-team --name Acme --email ada@example.com --shell)"');
+    expect(text.indexOf('Quickstart')).toBeLessThan(text.indexOf('Requests and responses'));
+    await heading.scrollIntoViewIfNeeded();
+    await page.screenshot({ path: `${root}dist/docs/quickstart.png` });
     await page.close();
   });
 });

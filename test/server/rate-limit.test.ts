@@ -115,7 +115,7 @@ describe('the contract', () => {
   });
 
   it('when the document is read, then it says once that every answer carries the RateLimit-* headers, and only the 429 repeats them', () => {
-    expect(spec.info.description).toMatch(/`RateLimit-Limit`, `RateLimit-Remaining` and `RateLimit-Reset` tell the\s+budget on every answer/);
+    expect(spec.info.description).toMatch(/`RateLimit-Limit`,\s+`RateLimit-Remaining`\s+and\s+`RateLimit-Reset`\s+tell\s+the\s+budget\s+on\s+every\s+answer/);
     for (const operation of operations) {
       for (const [status, ref] of Object.entries(operation.responses)) {
         if (status === '429') continue;
