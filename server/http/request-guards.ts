@@ -36,24 +36,34 @@ export const plainQueryOnly: RequestHandler = (req, res, next) => {
 };
 
 /**
- * Reduces Content-Type to its bare media type: the validator compiles and keeps a validator per
- * distinct header value, so `application/json; x=1`, `; x=2`, … would grow memory without bound.
- * The only parameter a JSON body may carry is `charset=utf-8`.
+ * Content-Type as the validator may see it: it compiles and keeps a validator per distinct
+ * header value for each route, never evicted, so every new value — `application/x-1`, `x-2`, …,
+ * or `application/json; x=1`, `; x=2` — would grow memory without bound, no credential needed.
+ * Only a bare JSON media type (`charset=utf-8` is the one parameter allowed) passes: on an
+ * operation that takes a body anything else is a 415 here; on one that takes none the header is
+ * dropped (there is nothing to read it for), unless it is JSON, whose body must still parse.
  */
-export const bareContentType: RequestHandler = (req, _res, next) => {
+export const bareContentType: RequestHandler = (req, res, next) => {
   const header = req.headers['content-type'];
-  if (header === undefined) return next();
+  if (header === undefined || res.locals.operation === undefined) return next();
+  const type = jsonMediaType(header);
+  if (type !== undefined) req.headers['content-type'] = type;
+  else if (operationOf(res).takesBody) throw new UnsupportedMediaType();
+  else delete req.headers['content-type'];
+  next();
+};
+
+function jsonMediaType(header: string): string | undefined {
   let parsed: contentType.ParsedMediaType;
   try {
     parsed = contentType.parse(header);
   } catch {
-    throw new UnsupportedMediaType();
+    return undefined;
   }
   const { charset, ...others } = parsed.parameters;
-  if (Object.keys(others).length > 0 || (charset !== undefined && charset.toLowerCase() !== 'utf-8')) throw new UnsupportedMediaType();
-  req.headers['content-type'] = parsed.type;
-  next();
-};
+  const plain = Object.keys(others).length === 0 && (charset === undefined || charset.toLowerCase() === 'utf-8');
+  return plain && JSON_TYPES.includes(parsed.type) ? parsed.type : undefined;
+}
 
 const emptyBodies = new WeakSet<object>();
 const utf8 = new TextDecoder('utf-8', { fatal: true });
