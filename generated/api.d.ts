@@ -664,7 +664,7 @@ export interface components {
             variants?: components["schemas"]["Variant"][];
         };
         /**
-         * @description Key of a participant: the caller's own user id. 1–255 characters, no whitespace, no control characters and no `/`; anything else is valid (UUIDs, e-mail addresses, non-ASCII ids). Case-sensitive and unique per team. In paths, percent-encode characters that are not URL-safe.
+         * @description Key of a participant: the caller's own user id. 1–255 characters, no whitespace, no `/`, no control characters (C0, DEL and C1) and no bidirectional marks, embeddings, overrides or isolates (U+061C, U+200E, U+200F, U+202A–U+202E, U+2066–U+2069), which would make one key look like another; anything else is valid (UUIDs, e-mail addresses, non-ASCII ids). Case-sensitive and unique per team. In paths, percent-encode characters that are not URL-safe.
          * @example user-42
          */
         ParticipantKey: string;

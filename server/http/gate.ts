@@ -2,7 +2,7 @@ import type { Express } from 'express';
 import * as OpenApiValidator from 'express-openapi-validator';
 import { authenticate, type Identify } from '../auth/authenticate';
 import { contractPath, type ContractDocument } from './contract';
-import { bareContentType, jsonBodies, plainQueryOnly } from './request-guards';
+import { bareContentType, jsonBodies, plainQueryOnly, wellFormedText } from './request-guards';
 import { knownOperations } from './routing';
 
 export interface GateOptions {
@@ -12,7 +12,8 @@ export interface GateOptions {
 
 /**
  * What a request to the API passes before any route — the contract's routing (404/405),
- * authentication (401/403), the body guards (400/413/415) and the validator (400) — the same for
+ * authentication (401/403), the body guards (400/413/415), the validator (400) and the check
+ * that every string of the body is well-formed (400) — the same for
  * the server and the mock, so that both refuse exactly the same requests.
  */
 export function useContractGate(app: Express, contract: ContractDocument, identify: Identify, { validateRequests, validateResponses }: GateOptions): void {
@@ -29,4 +30,6 @@ export function useContractGate(app: Express, contract: ContractDocument, identi
       ignorePaths: (path: string) => !path.startsWith('/api/'),
     }),
   );
+  // After the validator: its 400s for the shape come first, and a body it let through is shallow.
+  app.use('/api', wellFormedText);
 }

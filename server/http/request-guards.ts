@@ -98,3 +98,33 @@ function decodeSafely(text: string): string {
     return text;
   }
 }
+
+/**
+ * Every string of a body, property names included, is well-formed Unicode. JSON can escape a lone
+ * surrogate (`"\ud800"`), which the UTF-8 check of the raw bytes does not see; stored, it turns
+ * into U+FFFD or invalid UTF-8, and two different keys into the same one. (Paths and queries
+ * cannot carry one: percent-decoding is UTF-8, which has no encoding for a surrogate.)
+ */
+export const wellFormedText: RequestHandler = (req, _res, next) => {
+  const where = malformedIn(req.body);
+  if (where !== undefined) {
+    const message = 'must be well-formed Unicode (no lone surrogates)';
+    throw new BadRequest(`${where} ${message}`, [{ path: where, message }]);
+  }
+  next();
+};
+
+/** The JSON pointer of a string (or property name) in the body that is not well-formed. */
+function malformedIn(body: unknown): string | undefined {
+  const pending: Array<[unknown, string]> = [[body, '/body']];
+  for (let next = pending.pop(); next !== undefined; next = pending.pop()) {
+    const [value, at] = next;
+    if (typeof value === 'string' && !value.isWellFormed()) return at;
+    if (value === null || typeof value !== 'object') continue;
+    for (const [name, item] of Object.entries(value)) {
+      if (!name.isWellFormed()) return `${at}/${name.toWellFormed()}`;
+      pending.push([item, `${at}/${name}`]);
+    }
+  }
+  return undefined;
+}

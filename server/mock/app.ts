@@ -1,6 +1,7 @@
 import express, { type Express } from 'express';
 import type { Logger } from 'pino';
 import type { Identify } from '../auth/authenticate';
+import { hashCredential, sameHash } from '../auth/credentials';
 import { loadContract } from '../http/contract';
 import { corsHandler } from '../http/cors';
 import { serveContract } from '../http/docs';
@@ -35,9 +36,12 @@ export function createMockApp({ logger, team, token, ingestKey }: MockOptions): 
     Object.values(contract.paths).flatMap((item) => Object.values(item ?? {}).map((operation) => [operation!.operationId, operation] as const)),
   );
   const teamRow = { id: team } as TeamRow;
+  // Compared as the server compares credentials: by hash, in constant time.
+  const [tokenHash, ingestKeyHash] = [hashCredential(token), hashCredential(ingestKey)];
   const identify: Identify = async (credential) => {
-    if (credential === token) return { kind: 'user', userId: 1 };
-    if (credential === ingestKey) return { kind: 'ingest-key', team: teamRow };
+    const presented = hashCredential(credential);
+    if (sameHash(tokenHash, presented)) return { kind: 'user', userId: 1 };
+    if (sameHash(ingestKeyHash, presented)) return { kind: 'ingest-key', team: teamRow };
     return undefined;
   };
 

@@ -26,7 +26,7 @@ function options() {
   for (const name of ['token', 'ingest-key'] as const) {
     if (!CREDENTIAL.test(values[name])) fail(`--${name} must be 1–200 letters, digits, '_' or '-'`);
   }
-  if (values.token === values['ingest-key']) fail('--token and --ingest-key must differ');
+  if (new Set([values.token, values['ingest-key']]).size < 2) fail('--token and --ingest-key must differ');
   return { port, host: values.host, team, token: values.token, ingestKey: values['ingest-key'] };
 }
 

@@ -14,14 +14,14 @@ export function loadTeam(db: Db, access: TeamAccess = 'member'): RequestHandler 
 }
 
 /**
- * `{team}` as an id. The validator coerces it, and lets `Infinity` and `1e400` through as
- * integers (Ajv's coercion to Infinity skips the bounds): without this they reach the query,
- * where PostgreSQL rejects them (500). Like any other non-integer, they are a 400.
+ * `{team}` as an id: a plain decimal number and nothing else. The validator coerces the segment
+ * with Number(), which also reads `0x1`, `1.0`, `1e0` and ` 1` as 1, and lets `Infinity` and
+ * `1e400` through as integers: an id written any other way is a 400, never another team's.
  */
 export function teamIdOf(raw: unknown): number {
-  const id = typeof raw === 'string' ? Number(raw) : NaN;
-  if (Number.isSafeInteger(id) && id >= 1) return id;
-  const message = `must be an integer from 1 to ${Number.MAX_SAFE_INTEGER}`;
+  const id = typeof raw === 'string' && /^[1-9][0-9]{0,15}$/.test(raw) ? Number(raw) : NaN;
+  if (Number.isSafeInteger(id)) return id;
+  const message = `must be a decimal integer from 1 to ${Number.MAX_SAFE_INTEGER}`;
   throw new BadRequest(`/path/team ${message}`, [{ path: '/path/team', message }]);
 }
 
