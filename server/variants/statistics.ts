@@ -4,23 +4,36 @@ import { requireExperiment } from '../experiments/service';
 import type { Db } from '../storage/database';
 import type { TeamRow } from '../teams/store';
 import { requireVariant } from './service';
+import { inSnapshot } from '../storage/snapshot';
+import type { ExperimentRow } from '../experiments/store';
 import { eventCountsOf, variantsOf, type ResolvedVariant } from './store';
 
 type VariantStatistics = components['schemas']['VariantStatistics'];
 type EventStatistics = components['schemas']['EventStatistics'];
 
-/** Reads only maintained counters: O(variants × events), whatever the number of recorded events. */
-export async function variantStatistics(db: Db, team: TeamRow, experimentKey: string, variantKey: string): Promise<VariantStatistics> {
-  const experiment = await requireExperiment(db, team, experimentKey);
-  const variants = await variantsOf(db, team.id, experiment.id);
-  const variant = requireVariant(variants, experiment, variantKey);
-  const control = variants.find((candidate) => Boolean(candidate.control));
-  const [events, counts] = await Promise.all([
-    db.selectFrom('events').select(['id', 'key', 'type']).where('team_id', '=', team.id).orderBy('key').execute(),
-    eventCountsOf(db, team.id, control ? [variant.id, control.id] : [variant.id]),
-  ]);
+/**
+ * Reads only maintained counters, all from one snapshot (so that no ingest committing between two
+ * reads makes them disagree): O(variants + events), whatever the number of recorded events.
+ */
+export function variantStatistics(db: Db, team: TeamRow, experimentKey: string, variantKey: string): Promise<VariantStatistics> {
+  return inSnapshot(db, async (snapshot) => {
+    const experiment = await requireExperiment(snapshot, team, experimentKey);
+    const variants = await variantsOf(snapshot, team.id, experiment.id);
+    const variant = requireVariant(variants, experiment, variantKey);
+    const control = variants.find((candidate) => Boolean(candidate.control));
+    const events = await snapshot.selectFrom('events').select(['id', 'key', 'type']).where('team_id', '=', team.id).orderBy('key').execute();
+    const counts = await eventCountsOf(snapshot, team.id, control ? [variant.id, control.id] : [variant.id]);
+    return describe(experiment, variants, variant, control, events, counts);
+  });
+}
+
+type Events = Array<{ id: number; key: string; type: EventStatistics['type'] }>;
+type Counts = Awaited<ReturnType<typeof eventCountsOf>>;
+
+function describe(experiment: ExperimentRow, variants: ResolvedVariant[], variant: ResolvedVariant, control: ResolvedVariant | undefined, events: Events, counts: Counts): VariantStatistics {
+  const countOf = new Map(counts.map((count) => [`${count.variant_id}:${count.event_id}`, count]));
   const armOn = (arm: ResolvedVariant | undefined, eventId: number): ArmCounts => {
-    const row = arm && counts.find((count) => count.variant_id === arm.id && count.event_id === eventId);
+    const row = arm && countOf.get(`${arm.id}:${eventId}`);
     return { participants: arm?.participants ?? 0, conversions: row?.conversions ?? 0, uniqueConversions: row?.unique_conversions ?? 0 };
   };
   const goalFirst = [...events.filter((e) => e.id === experiment.event_id), ...events.filter((e) => e.id !== experiment.event_id)];
