@@ -1,22 +1,28 @@
 import type { Db } from '../storage/database';
 import { prepared, type Bind } from '../storage/prepared';
+import { isPostgres, retryingConflicts, teamLock } from '../storage/team-lock';
 
 /**
  * Runs a change to what a team's config holds (its experiments, their variants and goal events,
  * its feature flags) or to the events ingest looks up by key, in a transaction that also raises
  * the team's `config_version`: a config read or an ingest that sees the new version sees the
- * change. The team's row is locked first, so that every config change of a team takes its locks
- * in the same order.
+ * change. It first takes the team's lock (PostgreSQL), as ingest batches and participant
+ * deletions do, then the team's row: every writer of a team takes its locks in one order. A
+ * deadlock or serialization failure all the same is retried.
  */
 export function changingConfig<T>(db: Db, teamId: number, change: (trx: Db) => Promise<T>): Promise<T> {
-  return db.transaction().execute(async (trx) => {
-    await trx
-      .updateTable('teams')
-      .set((eb) => ({ config_version: eb('config_version', '+', 1) }))
-      .where('id', '=', teamId)
-      .execute();
-    return change(trx);
-  });
+  const lockFirst = isPostgres(db);
+  return retryingConflicts(() =>
+    db.transaction().execute(async (trx) => {
+      if (lockFirst) await trx.executeQuery(teamLock(teamId));
+      await trx
+        .updateTable('teams')
+        .set((eb) => ({ config_version: eb('config_version', '+', 1) }))
+        .where('id', '=', teamId)
+        .execute();
+      return change(trx);
+    }),
+  );
 }
 
 const storedVersion = prepared((db, arg: Bind<number>) => db.selectFrom('teams').select('config_version').where('id', '=', arg((teamId) => teamId)));

@@ -3,7 +3,7 @@ import type { ErrorRequestHandler, Response } from 'express';
 import { NoResultError } from 'kysely';
 import type { components } from '../../generated/api';
 import { isStorageUnavailable } from '../storage/unavailable';
-import { BadRequest, HttpError, NotFound, PayloadTooLarge, ServiceUnavailable, StorageUnavailable, UnsupportedMediaType } from './errors';
+import { BadRequest, Conflict, HttpError, NotFound, PayloadTooLarge, ServiceUnavailable, StorageUnavailable, UnsupportedMediaType } from './errors';
 import type { KnownOperation } from './routing';
 
 type Problem = components['schemas']['Problem'];
@@ -45,7 +45,7 @@ export function writeProblem(res: ServerResponse, error: HttpError, headers: Rec
 
 /** The one error middleware: every failure leaves as a problem body. */
 export const problemHandler: ErrorRequestHandler = (error, req, res, _next) => {
-  const known = toHttpError(error) ?? fromStorage(error, res);
+  const known = toHttpError(error) ?? fromIntegrity(error, req.method) ?? fromStorage(error, res);
   if (!known) req.log?.error({ err: error }, 'unhandled error');
   else if (known.status >= 500) req.log?.warn({ err: error }, 'storage unavailable');
   if (res.headersSent) return res.destroy();
@@ -61,6 +61,19 @@ function fromStorage(error: unknown, res: Response): HttpError | undefined {
   if (!isStorageUnavailable(error)) return undefined;
   const operation = res.locals.operation as KnownOperation | undefined;
   return operation?.operationId === 'health_get' ? new StorageUnavailable() : new ServiceUnavailable();
+}
+
+/**
+ * A foreign key the database refused: a concurrent request removed a row this one had looked up
+ * (an ingest's event, an experiment's goal) before this one wrote its reference — 404, as if it
+ * had not been there; or (a delete) added a reference to the row being deleted — 409. Nothing of
+ * the request is stored: its transaction rolled back.
+ */
+function fromIntegrity(error: unknown, method: string): HttpError | undefined {
+  const code = (error as { code?: string } | null)?.code;
+  if (code !== '23503' && code !== 'SQLITE_CONSTRAINT_FOREIGNKEY') return undefined;
+  if (method === 'DELETE') return new Conflict('It became used by another resource while this request ran; nothing was deleted.');
+  return new NotFound('Something the request names was removed while it ran; nothing was stored.');
 }
 
 function toHttpError(error: unknown): HttpError | undefined {

@@ -1,6 +1,7 @@
 import { CompiledQuery } from 'kysely';
 import type { Db } from './database';
 import type { Engine } from './engine';
+import { isRetryable, MAX_TRIES, teamLock } from './team-lock';
 
 /**
  * Runs `work` as one unit of a group-committed transaction. Units given the same `lockKey` (a team
@@ -17,9 +18,6 @@ interface Job {
 }
 
 const MAX_BATCH = 256;
-const MAX_TRIES = 3;
-// PostgreSQL deadlock and serialization failures: another process's batch won; run the job again.
-const RETRYABLE = new Set(['40P01', '40001']);
 
 // Compiled once: each unit of a batch runs two of these.
 const SAVEPOINT = CompiledQuery.raw('savepoint unit');
@@ -28,8 +26,6 @@ const RELEASE_UNIT = CompiledQuery.raw('release savepoint unit');
 const COMMIT = CompiledQuery.raw('commit');
 const ROLLBACK = CompiledQuery.raw('rollback');
 const BEGIN = { sqlite: CompiledQuery.raw('begin immediate'), postgres: CompiledQuery.raw('begin') };
-/** First key of PostgreSQL's two-key advisory locks: the namespace of batch lock keys. */
-const BATCH_LOCKS = 0x6261;
 
 /**
  * PostgreSQL: before any unit runs, the batch takes a transaction-scoped advisory lock for each of
@@ -41,7 +37,7 @@ const BATCH_LOCKS = 0x6261;
 function batchLocks(engine: Engine, batch: Job[]): CompiledQuery[] {
   if (engine !== 'postgres') return [];
   const keys = [...new Set(batch.flatMap((job) => (job.lockKey === undefined ? [] : [job.lockKey])))].sort((a, b) => a - b);
-  return keys.map((key) => CompiledQuery.raw('select pg_advisory_xact_lock($1, $2)', [BATCH_LOCKS, key]));
+  return keys.map(teamLock);
 }
 
 /**
@@ -68,7 +64,8 @@ export function groupCommit(db: Db, engine: Engine): Batched {
               outcomes.push({ ok: true, value: await job.work(connection) });
             } catch (error) {
               await connection.executeQuery(ROLLBACK_UNIT);
-              if (RETRYABLE.has((error as { code?: string }).code ?? '') && job.tries < MAX_TRIES) retry.push(job);
+              // A deadlock or serialization failure: another process's transaction won; run the job again.
+              if (isRetryable(error) && job.tries < MAX_TRIES) retry.push(job);
               outcomes.push({ ok: false, value: error });
             }
             await connection.executeQuery(RELEASE_UNIT);
