@@ -5,7 +5,7 @@ import type { ExperimentRow } from '../experiments/store';
 import { Conflict, QuotaExceeded } from '../http/errors';
 import { toParticipant, upsertParticipant, type ParticipantInput, type ParticipantRow } from '../participants/store';
 import type { Db, Storage } from '../storage/database';
-import { iso, now } from '../storage/values';
+import { now } from '../storage/values';
 import type { TeamRow } from '../teams/store';
 import { requireVariant } from '../variants/service';
 import { variantsOfMany, type ResolvedVariant } from '../variants/store';
@@ -34,8 +34,8 @@ export async function ingest(storage: Storage, contexts: IngestContexts, team: T
       await requireQuota(trx, team, at);
       throw new Conflict(`Experiment '${target.key}' is ${target.status}; only a running experiment enrols.`);
     }
-    const participant = await upsertParticipant(trx, team.id, participantInput, at);
-    const assignments = (await enrolInRunning(trx, team, participant, experiments, variants, chosen, at)).filter((e) => e.status === 'running');
+    const { row: participant, isNew } = await upsertParticipant(trx, team.id, participantInput, at);
+    const assignments = (await enrolInRunning(trx, team, participant, isNew, experiments, variants, chosen, at)).filter((e) => e.status === 'running');
     if (event) {
       await enrolments.recordConversions(trx, team.id, participant.id, assignments.filter((e) => !target || e.experiment_id === target.id), event.id);
     }
@@ -60,13 +60,13 @@ async function enrolInRunning(
   trx: Db,
   team: TeamRow,
   participant: ParticipantRow,
+  isNew: boolean,
   experiments: ExperimentRow[],
   variants: Map<number, ResolvedVariant[]>,
   chosen: ResolvedVariant | undefined,
   at: string,
 ): Promise<enrolments.EnrolmentRow[]> {
   // A participant created by this very ingest has no enrolments or exclusions to read.
-  const isNew = iso(participant.created_at) === at;
   const existing = isNew ? [] : await enrolments.enrolmentsOf(trx, team.id, participant.id);
   const excluded = isNew ? new Set<number>() : await enrolments.excludedExperimentIds(trx, team.id, participant.id);
   const enrolled = new Set(existing.map((e) => e.experiment_id));

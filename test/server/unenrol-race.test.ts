@@ -1,0 +1,44 @@
+// An exclusion always holds: an ingest, an unenrol and a second ingest of a new participant that
+// join one group-committed batch, in that order — and so run within one millisecond — never leave
+// it enrolled again. (The second ingest used to take the participant for new, and skip reading
+// its exclusions, when its clock read the participant's creation millisecond.) The use cases are
+// called in one turn of the event loop, as three requests arriving together would call them, so
+// that they join the same batch in this order every round.
+import { describe, expect, it } from 'vitest';
+import { ingestContexts } from '../../server/ingest/context';
+import { ingest } from '../../server/ingest/service';
+import { unenrol } from '../../server/participants/service';
+import { findTeam } from '../../server/teams/store';
+import { engines, useServer } from '../support/engines';
+import { createExperiment } from '../support/fixtures';
+
+const ROUNDS = 50;
+
+describe.each(engines)('unenrol racing ingest on %s', (engine) => {
+  const server = useServer(engine);
+
+  it(`when ingest, unenrol and ingest of a new participant join one batch (${ROUNDS} rounds), then it stays out of the experiment`, async () => {
+    const team = await server().newTeam();
+    await createExperiment(team, 'exp', { event: 'goal' });
+    const { storage } = server();
+    const row = (await findTeam(storage.db, team.id))!;
+    const contexts = ingestContexts();
+
+    let enrolledAgain = 0;
+    for (let round = 0; round < ROUNDS; round++) {
+      const participant = `racer-${round}`;
+      const [, removed, second] = await Promise.all([
+        ingest(storage, contexts, row, { participant }),
+        unenrol(storage, row, participant, 'exp'),
+        ingest(storage, contexts, row, { participant }),
+      ]);
+      expect(removed.experiment).toBe('exp');
+      if (second.assignments.length > 0) enrolledAgain++;
+      const { data } = await team.api.GET('/api/teams/{team}/participants/{participant}/experiments', { params: { path: { team: team.id, participant } } });
+      expect(data!.data).toEqual([]);
+    }
+
+    console.log(`[unenrol race ${engine}] ${ROUNDS} rounds of ingest, unenrol, ingest in one batch: ${enrolledAgain} enrolled again`);
+    expect(enrolledAgain).toBe(0);
+  });
+});
