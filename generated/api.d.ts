@@ -1412,20 +1412,12 @@ export interface components {
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
-        /** @description The team already has an event with this key. */
-        EventKeyTaken: {
+        /** @description The team already has an event with this key, or has as many events as a team may (200: see Limits). Nothing was stored. */
+        EventCreateConflict: {
             headers: {
                 [name: string]: unknown;
             };
             content: {
-                /**
-                 * @example {
-                 *       "type": "urn:experimentation:problem:conflict",
-                 *       "title": "Conflict",
-                 *       "status": 409,
-                 *       "detail": "Team 1 already has an event 'purchase'."
-                 *     }
-                 */
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
@@ -1475,6 +1467,23 @@ export interface components {
                  *       "title": "Not Found",
                  *       "status": 404,
                  *       "detail": "No event 'purchase' in team 1."
+                 *     }
+                 */
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
+        /** @description The team already has an event with this key. */
+        EventKeyTaken: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "type": "urn:experimentation:problem:conflict",
+                 *       "title": "Conflict",
+                 *       "status": 409,
+                 *       "detail": "Team 1 already has an event 'purchase'."
                  *     }
                  */
                 "application/problem+json": components["schemas"]["Problem"];
@@ -1574,20 +1583,12 @@ export interface components {
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
-        /** @description The team already has an experiment with this key. */
-        ExperimentKeyTaken: {
+        /** @description The team already has an experiment with this key, or has as many experiments as a team may (500: see Limits). Nothing was stored. */
+        ExperimentCreateConflict: {
             headers: {
                 [name: string]: unknown;
             };
             content: {
-                /**
-                 * @example {
-                 *       "type": "urn:experimentation:problem:conflict",
-                 *       "title": "Conflict",
-                 *       "status": 409,
-                 *       "detail": "Team 1 already has an experiment 'checkout_button'."
-                 *     }
-                 */
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
@@ -1603,6 +1604,23 @@ export interface components {
                  *       "title": "Not Found",
                  *       "status": 404,
                  *       "detail": "No experiment 'checkout_button' in team 1."
+                 *     }
+                 */
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
+        /** @description The team already has an experiment with this key. */
+        ExperimentKeyTaken: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "type": "urn:experimentation:problem:conflict",
+                 *       "title": "Conflict",
+                 *       "status": 409,
+                 *       "detail": "Team 1 already has an experiment 'checkout_button'."
                  *     }
                  */
                 "application/problem+json": components["schemas"]["Problem"];
@@ -1625,20 +1643,12 @@ export interface components {
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
-        /** @description Only a draft starts, and only with at least two variants, exactly one control and shares summing to 100. */
+        /** @description Only a draft starts, and only with at least two variants, exactly one control and shares summing to 100 — and while the team runs fewer experiments than it may (50: see Limits). */
         ExperimentNotStartable: {
             headers: {
                 [name: string]: unknown;
             };
             content: {
-                /**
-                 * @example {
-                 *       "type": "urn:experimentation:problem:conflict",
-                 *       "title": "Conflict",
-                 *       "status": 409,
-                 *       "detail": "Experiment 'checkout_button' cannot start: it has 0 control variants, exactly 1 is needed."
-                 *     }
-                 */
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
@@ -1723,20 +1733,12 @@ export interface components {
                 };
             };
         };
-        /** @description Variants change only while the experiment is a draft; and a variant key, the one control and the set shares (at most 100 in all) must stay valid. */
-        VariantsFrozen: {
+        /** @description Variants change only while the experiment is a draft; its variant keys must stay unique, it has one control at most, the set shares may not sum above 100, and it may have 100 variants (see Limits). Nothing was stored. */
+        VariantCreateConflict: {
             headers: {
                 [name: string]: unknown;
             };
             content: {
-                /**
-                 * @example {
-                 *       "type": "urn:experimentation:problem:conflict",
-                 *       "title": "Conflict",
-                 *       "status": 409,
-                 *       "detail": "Experiment 'checkout_button' is running; variants can only change while it is a draft."
-                 *     }
-                 */
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
@@ -1752,6 +1754,23 @@ export interface components {
                  *       "title": "Not Found",
                  *       "status": 404,
                  *       "detail": "No variant 'green' in experiment 'checkout_button'."
+                 *     }
+                 */
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
+        /** @description Variants change only while the experiment is a draft; and a variant key, the one control and the set shares (at most 100 in all) must stay valid. */
+        VariantsFrozen: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "type": "urn:experimentation:problem:conflict",
+                 *       "title": "Conflict",
+                 *       "status": 409,
+                 *       "detail": "Experiment 'checkout_button' is running; variants can only change while it is a draft."
                  *     }
                  */
                 "application/problem+json": components["schemas"]["Problem"];
@@ -1868,20 +1887,12 @@ export interface components {
                 };
             };
         };
-        /** @description The team already has a flag with this key. */
-        FeatureKeyTaken: {
+        /** @description The team already has a flag with this key, has as many flags as a team may (500), or its flags' values would hold more characters than a team's config may (262 144: see Limits). Nothing was stored. */
+        FeatureCreateConflict: {
             headers: {
                 [name: string]: unknown;
             };
             content: {
-                /**
-                 * @example {
-                 *       "type": "urn:experimentation:problem:conflict",
-                 *       "title": "Conflict",
-                 *       "status": 409,
-                 *       "detail": "Team 1 already has a feature 'new_checkout'."
-                 *     }
-                 */
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
@@ -1899,6 +1910,15 @@ export interface components {
                  *       "detail": "No feature 'new_checkout' in team 1."
                  *     }
                  */
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
+        /** @description The new key is taken by another flag, or the team's flag values would hold more characters than a team's config may (262 144: see Limits). Nothing was changed. */
+        FeatureUpdateConflict: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
@@ -2730,7 +2750,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["TeamNotFound"];
-            409: components["responses"]["EventKeyTaken"];
+            409: components["responses"]["EventCreateConflict"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
@@ -2901,7 +2921,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["EventNotFound"];
-            409: components["responses"]["ExperimentKeyTaken"];
+            409: components["responses"]["ExperimentCreateConflict"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
@@ -3144,7 +3164,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["ExperimentNotFound"];
-            409: components["responses"]["VariantsFrozen"];
+            409: components["responses"]["VariantCreateConflict"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
@@ -3358,7 +3378,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["TeamNotFound"];
-            409: components["responses"]["FeatureKeyTaken"];
+            409: components["responses"]["FeatureCreateConflict"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
@@ -3421,7 +3441,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["FeatureNotFound"];
-            409: components["responses"]["FeatureKeyTaken"];
+            409: components["responses"]["FeatureUpdateConflict"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];

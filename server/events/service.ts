@@ -5,6 +5,7 @@ import type { PageRequest } from '../http/pagination';
 import type { Db } from '../storage/database';
 import { countInTeam } from '../storage/counts';
 import { now, onDuplicate } from '../storage/values';
+import { requireRoomFor } from '../teams/limits';
 import type { TeamRow } from '../teams/store';
 import * as store from './store';
 
@@ -29,17 +30,21 @@ export async function getEvent(db: Db, team: TeamRow, key: string): Promise<Even
 
 export async function createEvent(db: Db, team: TeamRow, input: EventCreate): Promise<Event> {
   const at = now();
-  const row = await onDuplicate(
-    store.insertEvent(db, {
-      team_id: team.id,
-      key: input.key,
-      description: input.description ?? null,
-      type: input.type ?? 'unique',
-      created_at: at,
-      updated_at: at,
-    }),
-    () => duplicateKey(team, input.key),
-  );
+  // In a config change for the team's lock, under which the count of its events is exact.
+  const row = await changingConfig(db, team.id, async (trx) => {
+    await requireRoomFor(trx, team, 'events');
+    return onDuplicate(
+      store.insertEvent(trx, {
+        team_id: team.id,
+        key: input.key,
+        description: input.description ?? null,
+        type: input.type ?? 'unique',
+        created_at: at,
+        updated_at: at,
+      }),
+      () => duplicateKey(team, input.key),
+    );
+  });
   return store.toEvent(row);
 }
 

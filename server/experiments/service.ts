@@ -7,6 +7,7 @@ import type { PageRequest } from '../http/pagination';
 import type { Db } from '../storage/database';
 import { countInTeam } from '../storage/counts';
 import { now, onDuplicate } from '../storage/values';
+import { requireRoomFor, requireRoomToRun } from '../teams/limits';
 import type { TeamRow } from '../teams/store';
 import { toVariant, variantsOf, variantsOfMany } from '../variants/store';
 import * as store from './store';
@@ -51,8 +52,9 @@ export async function describeExperiments(db: Db, team: TeamRow, rows: store.Exp
 export async function createExperiment(db: Db, team: TeamRow, input: ExperimentCreate): Promise<Experiment> {
   const goal = await requireEvent(db, team, input.event);
   const at = now();
-  const id = await changingConfig(db, team.id, (trx) =>
-    onDuplicate(
+  const id = await changingConfig(db, team.id, async (trx) => {
+    await requireRoomFor(trx, team, 'experiments');
+    return onDuplicate(
       store.insertExperiment(trx, {
         team_id: team.id,
         key: input.key,
@@ -66,8 +68,8 @@ export async function createExperiment(db: Db, team: TeamRow, input: ExperimentC
         stopped_at: null,
       }),
       () => duplicateKey(team, input.key),
-    ),
-  );
+    );
+  });
   return store.toExperiment(await store.findExperimentById(db, team.id, id));
 }
 
@@ -103,6 +105,7 @@ export async function startExperiment(db: Db, team: TeamRow, key: string): Promi
     if (experiment.status !== 'draft') throw new Conflict(`Experiment '${key}' is ${experiment.status}; only a draft can start.`);
     const problem = whyNotStartable(await variantsOf(trx, team.id, experiment.id));
     if (problem) throw new Conflict(`Experiment '${key}' cannot start: ${problem}.`);
+    await requireRoomToRun(trx, team);
     const at = now();
     await store.transition(trx, experiment.id, team.id, 'draft', { status: 'running', started_at: at, updated_at: at });
     return store.toExperiment(await store.findExperimentById(trx, team.id, experiment.id));

@@ -5,6 +5,7 @@ import type { PageRequest } from '../http/pagination';
 import type { Db } from '../storage/database';
 import { countInTeam } from '../storage/counts';
 import { now, onDuplicate } from '../storage/values';
+import { requireRoomFor, requireRoomForValue } from '../teams/limits';
 import type { TeamRow } from '../teams/store';
 import * as store from './store';
 
@@ -33,8 +34,10 @@ export async function getFeature(db: Db, team: TeamRow, key: string): Promise<Fe
 
 export async function createFeature(db: Db, team: TeamRow, input: FeatureCreate): Promise<Feature> {
   const at = now();
-  const row = await changingConfig(db, team.id, (trx) =>
-    onDuplicate(
+  const row = await changingConfig(db, team.id, async (trx) => {
+    await requireRoomFor(trx, team, 'features');
+    await requireRoomForValue(trx, team, input.value);
+    return onDuplicate(
       store.insertFeature(trx, {
         team_id: team.id,
         key: input.key,
@@ -45,16 +48,17 @@ export async function createFeature(db: Db, team: TeamRow, input: FeatureCreate)
         updated_at: at,
       }),
       () => duplicateKey(team, input.key),
-    ),
-  );
+    );
+  });
   return store.toFeature(row);
 }
 
 export async function updateFeature(db: Db, team: TeamRow, key: string, input: FeatureUpdate): Promise<Feature> {
   const feature = await requireFeature(db, team, key);
-  const row = await changingConfig(db, team.id, (trx) =>
-    onDuplicate(store.updateFeature(trx, feature.id, team.id, { ...input, updated_at: now() }), () => duplicateKey(team, input.key ?? key)),
-  );
+  const row = await changingConfig(db, team.id, async (trx) => {
+    await requireRoomForValue(trx, team, input.value, feature.id);
+    return onDuplicate(store.updateFeature(trx, feature.id, team.id, { ...input, updated_at: now() }), () => duplicateKey(team, input.key ?? key));
+  });
   // Deleted by a concurrent request between the read and the write.
   if (!row) throw featureNotFound(team, key);
   return store.toFeature(row);

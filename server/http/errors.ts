@@ -60,6 +60,13 @@ export class Conflict extends HttpError {
   }
 }
 
+/** 409 too, with a type of its own: the team holds all it may of something (TEAM_LIMITS). */
+export class LimitReached extends HttpError {
+  constructor(detail: string) {
+    super(409, 'Conflict', 'limit-reached', detail);
+  }
+}
+
 export class PayloadTooLarge extends HttpError {
   constructor(detail = 'Request bodies are limited to 64 KiB.') {
     super(413, 'Content Too Large', 'payload-too-large', detail);

@@ -2,7 +2,8 @@ import type { components } from '../../generated/api';
 import { changingConfig } from '../config/version';
 import { lockedExperiment, requireExperiment } from '../experiments/service';
 import type { ExperimentRow } from '../experiments/store';
-import { Conflict, NotFound } from '../http/errors';
+import { Conflict, LimitReached, NotFound } from '../http/errors';
+import { TEAM_LIMITS } from '../teams/limits';
 import type { PageRequest } from '../http/pagination';
 import type { Db } from '../storage/database';
 import { now, onDuplicate } from '../storage/values';
@@ -13,7 +14,6 @@ type Variant = components['schemas']['Variant'];
 type VariantCreate = components['schemas']['VariantCreate'];
 type VariantUpdate = components['schemas']['VariantUpdate'];
 
-const MAX_VARIANTS = 100;
 
 export function requireVariant(variants: store.ResolvedVariant[], experiment: ExperimentRow, key: string): store.ResolvedVariant {
   const variant = variants.find((candidate) => candidate.key === key);
@@ -35,7 +35,8 @@ export async function getVariant(db: Db, team: TeamRow, experimentKey: string, k
 export async function createVariant(db: Db, team: TeamRow, experimentKey: string, input: VariantCreate): Promise<Variant> {
   return changingConfig(db, team.id, async (trx) => {
     const { experiment, variants } = await draftWithVariants(trx, team, experimentKey);
-    if (variants.length >= MAX_VARIANTS) throw new Conflict(`Experiment '${experiment.key}' already has ${MAX_VARIANTS} variants, the most it can have.`);
+    const most = TEAM_LIMITS.variantsPerExperiment;
+    if (variants.length >= most) throw new LimitReached(`Experiment '${experiment.key}' has ${variants.length} variants, the most an experiment may have (${most}).`);
     const candidate = { key: input.key, control: input.control ?? false, traffic: input.traffic ?? null };
     checkAgainstOthers(experiment, variants, candidate);
     const at = now();

@@ -1,0 +1,53 @@
+import { LimitReached } from '../http/errors';
+import { countInTeam } from '../storage/counts';
+import type { Db } from '../storage/database';
+import type { TeamRow } from './store';
+
+/**
+ * What one team may hold, so that no team can make its config, its statistics or its ingests
+ * large enough to slow the service for every other team. The contract states them (Limits).
+ * Each is checked inside the transaction that would add to it, after the team's lock.
+ */
+export const TEAM_LIMITS = {
+  events: 200,
+  experiments: 500,
+  runningExperiments: 50,
+  variantsPerExperiment: 100,
+  features: 500,
+  /** The characters of all the team's flag values together: the bulk of a config. */
+  flagValueCharacters: 262_144,
+} as const;
+
+const NAMES = { events: 'events', experiments: 'experiments', features: 'feature flags' } as const;
+
+/** 409 when the team already holds as many events, experiments or flags as it may. */
+export async function requireRoomFor(trx: Db, team: TeamRow, table: keyof typeof NAMES): Promise<void> {
+  const held = await countInTeam(trx, table, team.id);
+  if (held >= TEAM_LIMITS[table]) throw new LimitReached(`Team ${team.id} has ${held} ${NAMES[table]}, the most a team may have (${TEAM_LIMITS[table]}); delete some first.`);
+}
+
+/** 409 when the team already runs as many experiments as it may. */
+export async function requireRoomToRun(trx: Db, team: TeamRow): Promise<void> {
+  const row = await trx
+    .selectFrom('experiments')
+    .select((eb) => eb.fn.countAll<number>().as('running'))
+    .where('team_id', '=', team.id)
+    .where('status', '=', 'running')
+    .executeTakeFirstOrThrow();
+  const running = Number(row.running);
+  if (running >= TEAM_LIMITS.runningExperiments) {
+    throw new LimitReached(`Team ${team.id} runs ${running} experiments, the most a team may run at once (${TEAM_LIMITS.runningExperiments}); stop one first.`);
+  }
+}
+
+/** 409 when the team's flag values, with `value` in place of the flag `replacing` (if any), would exceed their limit. */
+export async function requireRoomForValue(trx: Db, team: TeamRow, value: string | null | undefined, replacing?: number): Promise<void> {
+  if (!value) return;
+  let others = trx.selectFrom('features').select((eb) => eb.fn.sum<number | string | null>(eb.fn('length', ['value'])).as('characters')).where('team_id', '=', team.id);
+  if (replacing !== undefined) others = others.where('id', '<>', replacing);
+  const { characters } = await others.executeTakeFirstOrThrow();
+  const total = Number(characters ?? 0) + [...value].length;
+  if (total > TEAM_LIMITS.flagValueCharacters) {
+    throw new LimitReached(`Team ${team.id}'s flag values would hold ${total} characters, more than a team's config may (${TEAM_LIMITS.flagValueCharacters}).`);
+  }
+}

@@ -1,0 +1,107 @@
+// What a team may hold (TEAM_LIMITS, stated in the contract's Limits): going past a limit is a 409
+// of type limit-reached that stores nothing, and room made by a delete or a stop can be used again.
+import { describe, expect, it } from 'vitest';
+import { TEAM_LIMITS } from '../../server/teams/limits';
+import { engines, useServer } from '../support/engines';
+import { createExperiment, inParallel } from '../support/fixtures';
+import type { TestTeam } from '../support/server';
+
+const LIMIT_REACHED = 'urn:experimentation:problem:limit-reached';
+
+describe.each(engines)('team limits on %s', (engine) => {
+  const server = useServer(engine);
+
+  async function send(team: TestTeam, method: string, path: string, body?: unknown) {
+    const response = await fetch(`${server().baseUrl}/api/teams/${team.id}${path}`, {
+      method,
+      headers: { authorization: `Bearer ${team.token}`, ...(body !== undefined && { 'content-type': 'application/json' }) },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    return { status: response.status, body: (await response.json()) as { type?: string; detail?: string; data?: unknown } };
+  }
+
+  async function fill(team: TestTeam, count: number, path: string, body: (i: number) => unknown) {
+    const statuses = await inParallel([...Array(count).keys()], 8, async (i) => (await send(team, 'POST', path, body(i))).status);
+    expect(statuses.filter((status) => status !== 200)).toEqual([]);
+  }
+
+  async function total(team: TestTeam, what: 'events_count' | 'experiments_count') {
+    return ((await send(team, 'GET', '')).body.data as Record<string, number>)[what];
+  }
+
+  it(`when a team has ${TEAM_LIMITS.events} events, then another is a 409 limit-reached, until one is deleted`, async () => {
+    const team = await server().newTeam();
+    await fill(team, TEAM_LIMITS.events, '/events', (i) => ({ key: `e${i}` }));
+
+    const refused = await send(team, 'POST', '/events', { key: 'one_more' });
+    expect(refused).toMatchObject({ status: 409, body: { type: LIMIT_REACHED, detail: expect.stringContaining(`(${TEAM_LIMITS.events})`) } });
+    expect(await total(team, 'events_count')).toBe(TEAM_LIMITS.events);
+
+    expect((await send(team, 'DELETE', '/events/e0')).status).toBe(200);
+    expect((await send(team, 'POST', '/events', { key: 'one_more' })).status).toBe(200);
+  });
+
+  it('when creates race for the last free places, then exactly the limit is stored', async () => {
+    const team = await server().newTeam();
+    await fill(team, TEAM_LIMITS.events - 3, '/events', (i) => ({ key: `e${i}` }));
+
+    const statuses = await inParallel([...Array(10).keys()], 10, async (i) => (await send(team, 'POST', '/events', { key: `race${i}` })).status);
+
+    expect(statuses.sort()).toEqual([200, 200, 200, 409, 409, 409, 409, 409, 409, 409]);
+    expect(await total(team, 'events_count')).toBe(TEAM_LIMITS.events);
+  });
+
+  it(`when a team has ${TEAM_LIMITS.experiments} experiments, then another is a 409 limit-reached`, async () => {
+    const team = await server().newTeam();
+    await send(team, 'POST', '/events', { key: 'goal' });
+    await fill(team, TEAM_LIMITS.experiments, '/experiments', (i) => ({ key: `x${i}`, event: 'goal' }));
+
+    expect(await send(team, 'POST', '/experiments', { key: 'one_more', event: 'goal' })).toMatchObject({ status: 409, body: { type: LIMIT_REACHED } });
+    expect(await total(team, 'experiments_count')).toBe(TEAM_LIMITS.experiments);
+  });
+
+  it(`when a team runs ${TEAM_LIMITS.runningExperiments} experiments, then starting another is a 409 limit-reached, until one stops`, async () => {
+    const team = await server().newTeam();
+    await inParallel([...Array(TEAM_LIMITS.runningExperiments + 1).keys()], 4, (i) => createExperiment(team, `run${i}`, { event: 'goal', start: i < TEAM_LIMITS.runningExperiments }));
+
+    const refused = await send(team, 'POST', `/experiments/run${TEAM_LIMITS.runningExperiments}/start`);
+    expect(refused).toMatchObject({ status: 409, body: { type: LIMIT_REACHED } });
+    expect(((await send(team, 'GET', `/experiments/run${TEAM_LIMITS.runningExperiments}`)).body.data as { status: string }).status).toBe('draft');
+
+    expect((await send(team, 'POST', '/experiments/run0/stop')).status).toBe(200);
+    expect((await send(team, 'POST', `/experiments/run${TEAM_LIMITS.runningExperiments}/start`)).status).toBe(200);
+  });
+
+  it(`when an experiment has ${TEAM_LIMITS.variantsPerExperiment} variants, then another is a 409 limit-reached`, async () => {
+    const team = await server().newTeam();
+    await createExperiment(team, 'wide', { event: 'goal', start: false });
+    await fill(team, TEAM_LIMITS.variantsPerExperiment - 2, '/experiments/wide/variants', (i) => ({ key: `v${i}`, traffic: 0 }));
+
+    expect(await send(team, 'POST', '/experiments/wide/variants', { key: 'one_more' })).toMatchObject({ status: 409, body: { type: LIMIT_REACHED } });
+  });
+
+  it(`when a team has ${TEAM_LIMITS.features} flags, then another is a 409 limit-reached`, async () => {
+    const team = await server().newTeam();
+    await fill(team, TEAM_LIMITS.features, '/features', (i) => ({ key: `f${i}` }));
+
+    expect(await send(team, 'POST', '/features', { key: 'one_more' })).toMatchObject({ status: 409, body: { type: LIMIT_REACHED } });
+  });
+
+  it(`when the flags' values would hold more than ${TEAM_LIMITS.flagValueCharacters} characters, then the create or update is a 409 limit-reached and changes nothing`, async () => {
+    const team = await server().newTeam();
+    const large = 'v'.repeat(10_000);
+    const fitting = Math.floor(TEAM_LIMITS.flagValueCharacters / large.length);
+    await fill(team, fitting, '/features', (i) => ({ key: `big${i}`, value: large }));
+    const room = TEAM_LIMITS.flagValueCharacters - fitting * large.length;
+
+    expect(await send(team, 'POST', '/features', { key: 'too_big', value: 'x'.repeat(room + 1) })).toMatchObject({ status: 409, body: { type: LIMIT_REACHED } });
+    expect((await send(team, 'POST', '/features', { key: 'just_fits', value: 'x'.repeat(room) })).status).toBe(200);
+    expect(await send(team, 'PUT', '/features/just_fits', { value: 'x'.repeat(room + 1) })).toMatchObject({ status: 409, body: { type: LIMIT_REACHED } });
+    expect(((await send(team, 'GET', '/features/just_fits')).body.data as { value: string }).value).toHaveLength(room);
+    expect((await send(team, 'PUT', '/features/big0', { value: 'small' })).status).toBe(200);
+    expect((await send(team, 'PUT', '/features/just_fits', { value: 'x'.repeat(room + 1) })).status).toBe(200);
+
+    const config = await fetch(`${server().baseUrl}/api/teams/${team.id}/config`, { headers: { authorization: `Bearer ${team.ingestKey}` } });
+    console.log(`[limits ${engine}] a config at the flag-value limit: ${(await config.arrayBuffer()).byteLength} bytes`);
+  });
+});
