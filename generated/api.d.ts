@@ -256,6 +256,8 @@ export interface paths {
         /**
          * Stop experiment
          * @description Moves a `running` experiment to `stopped` (final) and sets `stopped_at`: no new enrolments or conversions; its statistics stay readable. 409 when it is not running.
+         *
+         *     The stop is an exact line: an ingest still in flight when it is answered 200 either committed before it — and is in the statistics — or finds the experiment stopped. So the statistics read after the 200 never change again, and no enrolment or conversion is dated after `stopped_at`, on any server of the same storage.
          */
         post: operations["experiments_stop"];
         delete?: never;
