@@ -15,16 +15,18 @@ type EventStatistics = components['schemas']['EventStatistics'];
  * Reads only maintained counters, all from one snapshot (so that no ingest committing between two
  * reads makes them disagree): O(variants + events), whatever the number of recorded events.
  */
-export function variantStatistics(db: Db, team: TeamRow, experimentKey: string, variantKey: string): Promise<VariantStatistics> {
-  return inSnapshot(db, async (snapshot) => {
+export async function variantStatistics(db: Db, team: TeamRow, experimentKey: string, variantKey: string): Promise<VariantStatistics> {
+  const read = await inSnapshot(db, async (snapshot) => {
     const experiment = await requireExperiment(snapshot, team, experimentKey);
     const variants = await variantsOf(snapshot, team.id, experiment.id);
     const variant = requireVariant(variants, experiment, variantKey);
     const control = variants.find((candidate) => Boolean(candidate.control));
     const events = await snapshot.selectFrom('events').select(['id', 'key', 'type']).where('team_id', '=', team.id).orderBy('key').execute();
     const counts = await eventCountsOf(snapshot, team.id, control ? [variant.id, control.id] : [variant.id]);
-    return describe(experiment, variants, variant, control, events, counts);
+    return { experiment, variants, variant, control, events, counts };
   });
+  // Computed once the snapshot is let go: on SQLite it holds the one connection.
+  return describe(read.experiment, read.variants, read.variant, read.control, read.events, read.counts);
 }
 
 type Events = Array<{ id: number; key: string; type: EventStatistics['type'] }>;
