@@ -14,6 +14,7 @@ import { POSTGRES_ADMIN_URL, postgresAnswers } from './lib/storage';
 import { assignmentPhase } from './phases/assignment';
 import { baselinesPhase, startBaselineServers, type BaselineServers } from './phases/baselines';
 import { growthPhase } from './phases/growth';
+import { isolationPhase } from './phases/isolation';
 import { ingestPhase } from './phases/ingest';
 import { readsPhase } from './phases/reads';
 import { soakPhase } from './phases/soak';
@@ -36,7 +37,7 @@ async function main(): Promise<void> {
 
   for (const engine of engines) {
     const r: EngineResults = (results.engines[engine] = {});
-    const { main, layers, growth } = started.engines[engine];
+    const { main, layers, growth, isolation } = started.engines[engine];
     if (main) {
       if (phases.has('ingest')) r.ingest = await ingestPhase(main, options);
       if (phases.has('reads')) r.reads = await readsPhase(main, options);
@@ -44,6 +45,7 @@ async function main(): Promise<void> {
       await main.close();
     }
     if (growth) r.growth = await growthPhase(growth, options);
+    if (isolation) r.isolation = await isolationPhase(isolation, options);
     if (phases.has('soak')) r.soak = await soakPhase(engine, options);
   }
 
@@ -65,6 +67,7 @@ interface EngineServers {
   main?: Environment;
   layers?: Record<Layer, ServerProcess>;
   growth?: Environment;
+  isolation?: Environment;
 }
 
 /**
@@ -81,9 +84,9 @@ async function startServers(engines: Engine[], options: Options): Promise<{ base
       const env = await startEnvironment(engine, 'server', { cpuProf });
       return { main: env, layers: phases.has('layers') ? await startLayerServers(env, options) : undefined };
     };
-    const growth = async () => (phases.has('growth') ? startEnvironment(engine, 'growth', { cpuProf }) : undefined);
-    const [servers, growthEnv] = await Promise.all([main(), growth()]);
-    return { ...servers, growth: growthEnv };
+    const fresh = async (phase: 'growth' | 'isolation') => (phases.has(phase) ? startEnvironment(engine, phase, { cpuProf }) : undefined);
+    const [servers, growthEnv, isolationEnv] = await Promise.all([main(), fresh('growth'), fresh('isolation')]);
+    return { ...servers, growth: growthEnv, isolation: isolationEnv };
   };
   const [baselines, libraries, ...servers] = await Promise.all([
     phases.has('baselines') ? startBaselineServers() : undefined,

@@ -1,7 +1,7 @@
 import { parseArgs } from 'node:util';
 
 export type Engine = 'sqlite' | 'postgres';
-export const PHASES = ['baselines', 'libraries', 'assignment', 'ingest', 'reads', 'layers', 'growth', 'soak'] as const;
+export const PHASES = ['baselines', 'libraries', 'assignment', 'ingest', 'reads', 'layers', 'growth', 'isolation', 'soak'] as const;
 export type Phase = (typeof PHASES)[number];
 
 export interface Options {

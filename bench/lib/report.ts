@@ -1,6 +1,7 @@
 import type { AssignmentResult } from '../phases/assignment';
 import type { Baselines } from '../phases/baselines';
 import type { GrowthPoint, GrowthResult } from '../phases/growth';
+import { FLOOD_CONNECTIONS, type IsolationResult } from '../phases/isolation';
 import { READS, type Read } from '../phases/reads';
 import { mb, type SoakResult } from '../phases/soak';
 import { LAYERS, type Endpoints, type Layer, type LayersResult } from '../phases/layers';
@@ -15,6 +16,7 @@ export interface EngineResults {
   reads?: Record<Read, Measurement>;
   layers?: LayersResult;
   growth?: GrowthResult;
+  isolation?: IsolationResult;
   soak?: SoakResult;
 }
 
@@ -61,6 +63,14 @@ export function growthRatios(result: GrowthResult) {
   return { statistics: of('statistics'), config: of('config') };
 }
 
+/**
+ * The bounds the Limits of the contract are meant to keep (issue: one team must not starve the
+ * others): a statistics read at the events limit, and another team's latency while the largest
+ * allowed reads flood the server.
+ */
+export const STATISTICS_AT_LIMIT_MS = 50;
+export const FLOODED_P99_MS = 500;
+
 export function evaluateTargets(results: Results): Target[] {
   const targets: Target[] = [];
   const add = (name: string, engine: Engine | undefined, value: number | undefined, limit: string, holds: (v: number) => boolean) =>
@@ -87,6 +97,13 @@ export function evaluateTargets(results: Results): Target[] {
       for (const read of ['statistics', 'config'] as const) {
         add(`${read} p50 ${at}`, engine, growth[read].p50, '≤ 2', (v) => v <= 2);
         add(`${read} p99 ${at}`, engine, growth[read].p99, '≤ 2', (v) => v <= 2);
+      }
+    }
+    if (r.isolation) {
+      const { statisticsAtLimit, other } = r.isolation;
+      add(`statistics p99 at the ${r.isolation.largest.events}-event limit (ms)`, engine, statisticsAtLimit.p99.median, `≤ ${STATISTICS_AT_LIMIT_MS}`, (v) => v <= STATISTICS_AT_LIMIT_MS);
+      for (const read of ['config', 'ingest'] as const) {
+        add(`another team's ${read} p99 under a flood of the largest reads (ms)`, engine, other.flooded[read].p99.median, `≤ ${FLOODED_P99_MS}`, (v) => v <= FLOODED_P99_MS);
       }
     }
     if (r.soak) {
@@ -196,6 +213,23 @@ export function renderTables(results: Results): string {
           `Growth — ${engine} (sequential requests; ${count(g.large.events)} events from ${count(g.seeding.participants)} participants, ${g.seeding.note} at ${count(Math.round(g.seeding.eventsPerSecond))} events/s)`,
           ['endpoint', `p50 / p99 ms @${count(g.small.events)}`, `p50 / p99 ms @${count(g.large.events)}`, 'p50 ratio', 'p99 ratio'],
           [grow('statistics'), grow('config')],
+        ),
+      );
+    }
+    if (r.isolation) {
+      const i = r.isolation;
+      const row = (name: string, m: Measurement) => [name, ms(m.p50), ms(m.p99), rps(m.rps)];
+      out.push(
+        table(
+          `Isolation — ${engine} (a team at its limits: ${i.largest.events} events, config ${count(i.largest.configBytes)} bytes, statistics ${count(i.largest.statisticsBytes)} bytes; sequential requests; flood: ${FLOOD_CONNECTIONS} connections reading its config and statistics, ${count(Math.round(i.floodRps))} answers/s)`,
+          ['request', 'p50 ms', 'p99 ms', 'req/s'],
+          [
+            row(`statistics of a variant at ${i.largest.events} events`, i.statisticsAtLimit),
+            row("another team's config, alone", i.other.alone.config),
+            row("another team's config, under the flood", i.other.flooded.config),
+            row("another team's ingest, alone", i.other.alone.ingest),
+            row("another team's ingest, under the flood", i.other.flooded.ingest),
+          ],
         ),
       );
     }
