@@ -51,7 +51,7 @@ export function createApp({ storage, logger, validateResponses, validateRequests
 
   serveContract(app);
 
-  if (rateLimit.enabled) app.use(rateLimiter(rateLimit, logger));
+  if (rateLimit.enabled) app.use(rateLimiter(rateLimit));
   useContractGate(app, contract, identifyIn(storage.db), { validateRequests, validateResponses });
 
   const api = express.Router({ caseSensitive: true });
@@ -71,6 +71,6 @@ export function createApp({ storage, logger, validateResponses, validateRequests
   app.use((req) => {
     throw new NotFound(`There is nothing at ${req.path}.`);
   });
-  app.use(problemHandler);
+  app.use(problemHandler(logger));
   return app;
 }

@@ -5,12 +5,12 @@ import { startServer, type ServerProcess } from '../lib/processes';
 import { freshIngestBody } from '../lib/setup';
 import type { Endpoints } from './layers';
 
-/** The libraries of the real server's request path, by what LIBRARIES in bench/servers/express-libraries.ts calls them. */
+/** The fixed layers of the real server's request path, by what LIBRARIES in bench/servers/express-libraries.ts calls them. */
 export const LIBRARIES = {
-  'pino-http': 'pino-http',
-  'express-rate-limit': 'rate-limit',
+  'request log (pino)': 'request-log',
+  'rate limiter': 'rate-limit',
   'express-openapi-validator': 'validator',
-  'all three': 'pino-http,rate-limit,validator',
+  'all three': 'request-log,rate-limit,validator',
 } as const;
 export type Library = keyof typeof LIBRARIES;
 const LIBRARY_NAMES = Object.keys(LIBRARIES) as Library[];

@@ -1,11 +1,12 @@
 // Bare Express 5 answering the config and ingest operations with constant bodies, plus the
-// libraries named in LIBRARIES (comma-separated: pino-http, rate-limit, validator), each set up
-// as the real server sets it up: what these libraries cost per request, apart from our code.
+// layers named in LIBRARIES (comma-separated: request-log, rate-limit, validator), each set up
+// as the real server sets it up: what the request path's fixed layers cost per request, apart
+// from storage and the operations' own code.
 import express from 'express';
-import { rateLimit } from 'express-rate-limit';
 import * as OpenApiValidator from 'express-openapi-validator';
 import { pino } from 'pino';
 import { contractPath } from '../../server/http/contract';
+import { rateLimiter } from '../../server/http/rate-limit';
 import { requestLog } from '../../server/http/request-log';
 
 const libraries = new Set((process.env.LIBRARIES ?? '').split(',').filter(Boolean));
@@ -29,8 +30,8 @@ const assignment = (experiment: string, variant: string) => ({ experiment, statu
 
 const app = express();
 app.set('query parser', 'simple');
-if (libraries.has('pino-http')) app.use(requestLog(pino({ level: 'info' })));
-if (libraries.has('rate-limit')) app.use(rateLimit({ windowMs: 60_000, limit: 1e9, standardHeaders: 'draft-6', legacyHeaders: false }));
+if (libraries.has('request-log')) app.use(requestLog(pino({ level: 'info' })));
+if (libraries.has('rate-limit')) app.use(rateLimiter({ enabled: true, windowSeconds: 60, perCredential: 1e9, perAddress: 1e9 }));
 app.use(express.json());
 if (libraries.has('validator')) {
   app.use(

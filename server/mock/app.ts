@@ -66,6 +66,6 @@ export function createMockApp({ logger, team, token, ingestKey }: MockOptions): 
   app.use((req) => {
     throw new NotFound(`There is nothing at ${req.path}.`);
   });
-  app.use(problemHandler);
+  app.use(problemHandler(logger));
   return app;
 }

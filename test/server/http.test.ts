@@ -332,9 +332,15 @@ describe.each(engines)('the request log on %s', (engine) => {
       expect(log).not.toContain(call.credential);
       expect(log).not.toContain(call.credential.slice(4)); // the random part alone neither
     }
-    const requests = lines.map((line) => JSON.parse(line) as { req?: { url?: string; method?: string }; res?: { statusCode?: number } }).filter((entry) => entry.req);
+    type Line = { msg?: string; req?: { id?: number; url?: string; method?: string; remoteAddress?: string; userAgent?: string }; res?: { statusCode?: number }; responseTime?: number };
+    const requests = lines.map((line) => JSON.parse(line) as Line).filter((entry) => entry.req);
     expect(requests.map((entry) => [entry.req?.method, entry.req?.url, entry.res?.statusCode])).toEqual(
       calls.map((call) => ['GET', call.path.replace(/=.*$/, '=[Redacted]'), call.status]),
     );
+    // One line each, when the response has finished: id, address, user agent, status, time.
+    expect(new Set(requests.map((entry) => entry.req?.id)).size).toBe(calls.length);
+    for (const entry of requests) {
+      expect(entry).toMatchObject({ msg: 'request completed', req: { id: expect.any(Number), remoteAddress: '127.0.0.1', userAgent: expect.any(String) }, responseTime: expect.any(Number) });
+    }
   });
 });
