@@ -514,6 +514,28 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/teams/{team}/ingest/batch": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Ingest a batch
+         * @description Up to 500 ingests in one request, for SDKs that buffer and flush. Each item is the body of a single ingest (`POST /api/teams/{team}/ingest`) and gets exactly its treatment, in the order of the items: its own references checked, its own count against the monthly quota, stickiness and exclusions as if the items had been sent one after the other. An item that the single ingest would answer 402, 404 or 409 stores nothing and gets that status and problem in its place of the answer; the others are stored. The answer comes once every stored item is durable.
+         *
+         *     The request as a whole is checked first: an item that breaks the schema of a single ingest makes it a 400 naming that item (`/body/items/3/participant`) and stores nothing. The body may be up to 1 MiB. A batch counts once against the rate limit, and as many ingests as it has items against the monthly quota.
+         */
+        post: operations["ingest_batch"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -1016,6 +1038,20 @@ export interface components {
         IngestOutcome: {
             participant: components["schemas"]["Participant"];
             assignments: components["schemas"]["Enrolment"][];
+        };
+        /** @description Up to 500 ingests at once, as an SDK flushes what it has buffered: each item is the body of a single ingest and is treated exactly as one (see `POST /api/teams/{team}/ingest`), in the order given. */
+        IngestBatchRequest: {
+            items: components["schemas"]["IngestRequest"][];
+        };
+        /** @description What one item of a batch got: `status` 200 with `data` as the single ingest answers it, or the status and problem (`error`) the single ingest would have answered (402, 404 or 409), in which case nothing of that item was stored — or 503 when storage failed under it: not stored either, send that item again. Exactly one of `data` and `error` is present. */
+        IngestBatchItem: {
+            /**
+             * Format: int32
+             * @enum {integer}
+             */
+            status: 200 | 402 | 404 | 409 | 503;
+            data?: components["schemas"]["IngestOutcome"];
+            error?: components["schemas"]["Problem"];
         };
     };
     responses: {
@@ -2229,6 +2265,98 @@ export interface components {
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
+        /** @description Every item's outcome, in the order of the items; those answered 200 are stored durably. */
+        IngestBatchOutcome: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "data": [
+                 *         {
+                 *           "status": 200,
+                 *           "data": {
+                 *             "participant": {
+                 *               "key": "user-42",
+                 *               "notes": null,
+                 *               "attributes": {},
+                 *               "created_at": "2026-11-03T10:00:00.000Z",
+                 *               "updated_at": "2026-11-03T10:00:00.000Z"
+                 *             },
+                 *             "assignments": [
+                 *               {
+                 *                 "experiment": "checkout_button",
+                 *                 "status": "running",
+                 *                 "variant": "green",
+                 *                 "enrolled_at": "2026-11-03T10:00:00.000Z"
+                 *               }
+                 *             ]
+                 *           }
+                 *         },
+                 *         {
+                 *           "status": 200,
+                 *           "data": {
+                 *             "participant": {
+                 *               "key": "user-43",
+                 *               "notes": null,
+                 *               "attributes": {},
+                 *               "created_at": "2026-11-03T10:00:00.000Z",
+                 *               "updated_at": "2026-11-03T10:00:00.000Z"
+                 *             },
+                 *             "assignments": [
+                 *               {
+                 *                 "experiment": "checkout_button",
+                 *                 "status": "running",
+                 *                 "variant": "control",
+                 *                 "enrolled_at": "2026-11-03T10:00:00.000Z"
+                 *               }
+                 *             ]
+                 *           }
+                 *         },
+                 *         {
+                 *           "status": 404,
+                 *           "error": {
+                 *             "type": "urn:experimentation:problem:not-found",
+                 *             "title": "Not Found",
+                 *             "status": 404,
+                 *             "detail": "No event 'no_such_event' in team 1."
+                 *           }
+                 *         }
+                 *       ]
+                 *     }
+                 */
+                "application/json": {
+                    data: components["schemas"]["IngestBatchItem"][];
+                };
+            };
+        };
+        /** @description The request is malformed or invalid — unparsable JSON, no items or more than 500, or an item that breaks the schema of a single ingest — and nothing was stored. `errors` names each offending field by where it is, an item's by its index: `/body/items/0/participant`. */
+        BadIngestBatch: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
+        /** @description The request body is larger than 1 MiB. */
+        BatchTooLarge: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "type": "urn:experimentation:problem:payload-too-large",
+                 *       "title": "Content Too Large",
+                 *       "status": 413,
+                 *       "detail": "Request bodies are limited to 1 MiB here."
+                 *     }
+                 */
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
     };
     parameters: {
         /**
@@ -2507,6 +2635,47 @@ export interface components {
                  *     }
                  */
                 "application/vnd.api+json": components["schemas"]["IngestRequest"];
+            };
+        };
+        /** @description The ingests, in order. */
+        IngestBatchPayload: {
+            content: {
+                /**
+                 * @example {
+                 *       "items": [
+                 *         {
+                 *           "participant": "user-42",
+                 *           "event": "purchase"
+                 *         },
+                 *         {
+                 *           "participant": "user-43"
+                 *         },
+                 *         {
+                 *           "participant": "user-44",
+                 *           "event": "no_such_event"
+                 *         }
+                 *       ]
+                 *     }
+                 */
+                "application/json": components["schemas"]["IngestBatchRequest"];
+                /**
+                 * @example {
+                 *       "items": [
+                 *         {
+                 *           "participant": "user-42",
+                 *           "event": "purchase"
+                 *         },
+                 *         {
+                 *           "participant": "user-43"
+                 *         },
+                 *         {
+                 *           "participant": "user-44",
+                 *           "event": "no_such_event"
+                 *         }
+                 *       ]
+                 *     }
+                 */
+                "application/vnd.api+json": components["schemas"]["IngestBatchRequest"];
             };
         };
     };
@@ -3792,6 +3961,32 @@ export interface operations {
             404: components["responses"]["EventNotFound"];
             409: components["responses"]["ExperimentNotEnrolling"];
             413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    ingest_batch: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The team's integer id. An unknown id — or a team the credential does not reach — is 404; a non-integer is 400.
+                 * @example 1
+                 */
+                team: components["parameters"]["TeamParameter"];
+            };
+            cookie?: never;
+        };
+        requestBody: components["requestBodies"]["IngestBatchPayload"];
+        responses: {
+            200: components["responses"]["IngestBatchOutcome"];
+            400: components["responses"]["BadIngestBatch"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["TeamNotFound"];
+            413: components["responses"]["BatchTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];

@@ -109,6 +109,13 @@ async function experimentLifecycle(
   await ingest({ participant: first, event: event.event }, 200, 'enrols a participant of its own in its experiment only and counts its event');
   await ingest({ participant: first, event: `${event.event}_none` }, 404, 'an event that does not exist is 404, and nothing is stored');
   await ingest({ participant: first, variant: 'none' }, 404, 'a variant that does not exist is 404');
+  const items = [
+    { participant: first, experiment: experiment.experiment, event: event.event },
+    { participant: first, experiment: experiment.experiment, event: `${event.event}_none` },
+  ];
+  const batch = await session.call({ purpose: 'a batch: the same participant again, and an event that does not exist', operation: `POST ${TEAM}/ingest/batch`, path, credential: 'ingest-key', body: { items }, expect: 200 });
+  session.expectThat(`POST ${TEAM}/ingest/batch`, 'each item gets the single ingest\'s status (200, 404)', JSON.stringify(batch?.data?.map((item: { status: number }) => item.status)) === '[200,404]');
+  await session.call({ purpose: 'an empty batch is 400', operation: `POST ${TEAM}/ingest/batch`, path, credential: 'ingest-key', body: { items: [] }, expect: 400 });
   await session.call({ purpose: "the treatment's statistics", operation: `GET ${VARIANT}/statistics`, path: variant('treatment'), expect: 200 });
 
   const participant = { ...path, participant: second };

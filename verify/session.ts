@@ -66,6 +66,13 @@ export class Session {
     return parsed;
   }
 
+  /** Records a check of what an answer says beyond its schema (the kit's own expectation of the service). */
+  expectThat(operation: string, purpose: string, holds: boolean): void {
+    const checks = this.checks.get(operation);
+    if (!checks) throw new Error(`the contract has no operation ${operation}`);
+    checks.push({ purpose, request: operation, status: 200, failures: holds ? [] : [`${purpose}: not so`] });
+  }
+
   private urlOf(operation: Operation, call: Call): URL {
     const path = operation.path.replace(/\{(\w+)\}/g, (_, name: string) => {
       const value = call.path?.[name];

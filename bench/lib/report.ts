@@ -1,6 +1,7 @@
 import type { AssignmentResult } from '../phases/assignment';
 import type { Baselines } from '../phases/baselines';
 import type { GrowthPoint, GrowthResult } from '../phases/growth';
+import { BATCH_ITEMS, type IngestResult } from '../phases/ingest';
 import { FLOOD_CONNECTIONS, type IsolationResult } from '../phases/isolation';
 import { READS, type Read } from '../phases/reads';
 import { mb, type SoakResult } from '../phases/soak';
@@ -12,7 +13,7 @@ import type { ProfileLine } from './profile';
 import { ratio, type Spread } from './stats';
 
 export interface EngineResults {
-  ingest?: Measurement;
+  ingest?: IngestResult;
   reads?: Record<Read, Measurement>;
   layers?: LayersResult;
   growth?: GrowthResult;
@@ -80,8 +81,11 @@ export function evaluateTargets(results: Results): Target[] {
     // The same throughput targets in CPU terms (Express's CPU per response ÷ ours): what the
     // throughput ratio would be if the server alone had the CPUs, whatever else runs.
     const cpuShare = (ratioToExpress: number | undefined) => (ratioToExpress === undefined ? undefined : 1 / ratioToExpress);
+    if (r.ingest) {
+      add(`batch ingest items/s ÷ single ingests/s (${BATCH_ITEMS} items a batch)`, engine, ratio(r.ingest.batch.rps.median * BATCH_ITEMS, r.ingest.single.rps.median), '≥ 10', (v) => v >= 10);
+    }
     if (r.ingest && engine === 'sqlite') {
-      const ingest = ratiosOf(r.ingest, 'POST', baselines);
+      const ingest = ratiosOf(r.ingest.single, 'POST', baselines);
       add('durable ingest req/s ÷ bare Express POST', engine, ingest.rps_vs_express, '≥ 0.50', (v) => v >= 0.5);
       add('  same, as Express POST CPU/response ÷ ingest CPU/response', engine, cpuShare(ingest.cpu_vs_express), '≥ 0.50', (v) => v >= 0.5);
     }
@@ -174,7 +178,8 @@ export function renderTables(results: Results): string {
         failures(m),
       ]);
     };
-    if (r.ingest) row('POST ingest (new participant + event)', r.ingest, 'POST');
+    if (r.ingest) row('POST ingest (new participant + event)', r.ingest.single, 'POST');
+    if (r.ingest) row(`POST ingest/batch (${BATCH_ITEMS} of them; req/s)`, r.ingest.batch, 'POST');
     for (const read of READS) if (r.reads) row(`GET ${read}`, r.reads[read], 'GET');
     if (rows.length > 0) {
       out.push(
@@ -333,7 +338,8 @@ export function ratioSummary(results: Results) {
   const engines: Record<string, unknown> = {};
   for (const [engine, r] of Object.entries(results.engines) as Array<[Engine, EngineResults]>) {
     engines[engine] = {
-      ingest: r.ingest && ratiosOf(r.ingest, 'POST', results.baselines),
+      ingest: r.ingest && ratiosOf(r.ingest.single, 'POST', results.baselines),
+      batch_items_vs_single: r.ingest && ratio(r.ingest.batch.rps.median * BATCH_ITEMS, r.ingest.single.rps.median),
       reads: r.reads && Object.fromEntries(READS.map((read) => [read, ratiosOf(r.reads![read], 'GET', results.baselines)])),
       layers: r.layers && {
         ingest_validation_on_vs_off: ratio(r.layers.shipped.ingest.rps.median, r.layers.without['request validation'].ingest.rps.median),

@@ -20,9 +20,21 @@ export function ingestSpec(env: Environment, options: Options): LoadSpec {
   };
 }
 
-export async function ingestPhase(env: Environment, options: Options): Promise<Measurement> {
+/** Items per batch request: what an SDK flushing every few seconds sends. */
+export const BATCH_ITEMS = 100;
+
+export interface IngestResult {
+  single: Measurement;
+  /** POST …/ingest/batch with BATCH_ITEMS new participants and their events: requests per second (× BATCH_ITEMS: items). */
+  batch: Measurement;
+}
+
+export async function ingestPhase(env: Environment, options: Options): Promise<IngestResult> {
   await checkIngest(env);
-  return measure(`ingest ${env.engine}`, ingestSpec(env, options), options);
+  const single = await measure(`ingest ${env.engine}`, ingestSpec(env, options), options);
+  const batchBody = () => `{"items":[${Array.from({ length: BATCH_ITEMS }, freshIngestBody).join(',')}]}`;
+  const batch = await measure(`ingest batch of ${BATCH_ITEMS} ${env.engine}`, { ...ingestSpec(env, options), url: `${env.server.url}${env.team.paths.ingest}/batch`, body: batchBody }, options);
+  return { single, batch };
 }
 
 /** One request first: a benchmark of error answers would be worthless. */

@@ -68,8 +68,9 @@ export class LimitReached extends HttpError {
 }
 
 export class PayloadTooLarge extends HttpError {
-  constructor(detail = 'Request bodies are limited to 64 KiB.') {
-    super(413, 'Content Too Large', 'payload-too-large', detail);
+  /** `limit`: the bytes the operation's bodies may have (64 KiB, or 1 MiB for a batch). */
+  constructor(limit = 64 * 1024) {
+    super(413, 'Content Too Large', 'payload-too-large', limit > 64 * 1024 ? `Request bodies are limited to ${limit / 2 ** 20} MiB here.` : 'Request bodies are limited to 64 KiB.');
   }
 }
 

@@ -1,16 +1,18 @@
 import type { ServerResponse } from 'node:http';
 import type { ErrorRequestHandler, Response } from 'express';
+import type { Logger } from 'pino';
 import { NoResultError } from 'kysely';
 import type { components } from '../../generated/api';
 import { isStorageUnavailable } from '../storage/unavailable';
 import { BadRequest, Conflict, HttpError, NotFound, PayloadTooLarge, ServiceUnavailable, StorageUnavailable, UnsupportedMediaType } from './errors';
+import { loggedRequestOf } from './request-log';
 import type { KnownOperation } from './routing';
 
 type Problem = components['schemas']['Problem'];
 
 // A detail or field error may quote what the client sent (a 1 000-character parameter name):
 // cut to the Problem schema's bounds so that the answer stays within its own contract.
-function problemBody(error: HttpError): Problem {
+export function problemBody(error: HttpError): Problem {
   const body: Problem = {
     type: `urn:experimentation:problem:${error.slug}`,
     title: error.title,
@@ -43,14 +45,16 @@ export function writeProblem(res: ServerResponse, error: HttpError, headers: Rec
   res.end(payload);
 }
 
-/** The one error middleware: every failure leaves as a problem body. */
-export const problemHandler: ErrorRequestHandler = (error, req, res, _next) => {
-  const known = toHttpError(error) ?? fromIntegrity(error, req.method) ?? fromStorage(error, res);
-  if (!known) req.log?.error({ err: error }, 'unhandled error');
-  else if (known.status >= 500) req.log?.warn({ err: error }, 'storage unavailable');
-  if (res.headersSent) return res.destroy();
-  sendProblem(res, known ?? new HttpError(500, 'Internal Server Error', 'internal', 'Something went wrong on our side.'));
-};
+/** The one error middleware: every failure leaves as a problem body; unexpected ones are logged with their request. */
+export function problemHandler(logger: Logger): ErrorRequestHandler {
+  return (error, req, res, _next) => {
+    const known = toHttpError(error) ?? fromIntegrity(error, req.method) ?? fromStorage(error, res);
+    if (!known) logger.error({ err: error, req: loggedRequestOf(res) }, 'unhandled error');
+    else if (known.status >= 500) logger.warn({ err: error, req: loggedRequestOf(res) }, 'storage unavailable');
+    if (res.headersSent) return res.destroy();
+    sendProblem(res, known ?? new HttpError(500, 'Internal Server Error', 'internal', 'Something went wrong on our side.'));
+  };
+}
 
 /**
  * Storage that does not answer (database gone, connections terminated, SQLite locked or failing
@@ -84,7 +88,7 @@ function toHttpError(error: unknown): HttpError | undefined {
   const failure = error as { type?: string; status?: number; expose?: boolean; message?: string; errors?: ValidatorError[] };
   // express.json()'s errors
   if (failure.type === 'entity.parse.failed') return new BadRequest('The body is not valid JSON.', [{ path: '/body', message: 'invalid JSON' }]);
-  if (failure.type === 'entity.too.large') return new PayloadTooLarge();
+  if (failure.type === 'entity.too.large') return new PayloadTooLarge((failure as { limit?: number }).limit);
   if (failure.type === 'encoding.unsupported' || failure.type === 'charset.unsupported') return new UnsupportedMediaType();
   // express-openapi-validator's errors
   if (Array.isArray(failure.errors) && typeof failure.status === 'number') return fromValidator(failure.status, failure.errors);

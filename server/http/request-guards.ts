@@ -3,7 +3,9 @@ import express, { type RequestHandler } from 'express';
 import { BadRequest, UnsupportedMediaType } from './errors';
 import { operationOf } from './routing';
 
-export const BODY_LIMIT = '64kb';
+/** Bytes a body may have: 64 KiB, and 1 MiB for a batch of ingests (up to 500 of them). */
+export const BODY_LIMIT = 64 * 1024;
+const BATCH_BODY_LIMIT = 1024 * 1024;
 const JSON_TYPES = ['application/json', 'application/vnd.api+json'];
 
 /**
@@ -70,18 +72,21 @@ const utf8 = new TextDecoder('utf-8', { fatal: true });
 
 /** JSON bodies: strictly UTF-8 (no silent U+FFFD), and an empty body is no body — not `{}`. */
 export function jsonBodies(): RequestHandler[] {
-  const parse = express.json({
-    type: JSON_TYPES,
-    limit: BODY_LIMIT,
-    verify: (req, _res, bytes) => {
-      if (bytes.length === 0) emptyBodies.add(req);
-      try {
-        utf8.decode(bytes);
-      } catch {
-        throw Object.assign(new Error('The body is not valid UTF-8.'), { status: 400 });
-      }
-    },
-  });
+  const parser = (limit: number) =>
+    express.json({
+      type: JSON_TYPES,
+      limit,
+      verify: (req, _res, bytes) => {
+        if (bytes.length === 0) emptyBodies.add(req);
+        try {
+          utf8.decode(bytes);
+        } catch {
+          throw Object.assign(new Error('The body is not valid UTF-8.'), { status: 400 });
+        }
+      },
+    });
+  const [single, batch] = [parser(BODY_LIMIT), parser(BATCH_BODY_LIMIT)];
+  const parse: RequestHandler = (req, res, next) => (res.locals.operation && operationOf(res).operationId === 'ingest_batch' ? batch : single)(req, res, next);
   const dropEmpty: RequestHandler = (req, res, next) => {
     if (!emptyBodies.has(req)) return next();
     if (res.locals.operation && operationOf(res).takesBody) throw new BadRequest('The body is empty; send a JSON object.', [{ path: '/body', message: 'is required' }]);

@@ -2,13 +2,19 @@ import { Router } from 'express';
 import type { Storage } from '../storage/database';
 import { teamOf } from '../teams/middleware';
 import { ingestContexts } from './context';
-import { ingest } from './service';
+import type { components } from '../../generated/api';
+import { ingest, ingestBatch } from './service';
+
+type IngestBatchRequest = components['schemas']['IngestBatchRequest'];
 
 export function ingestRoutes(storage: Storage): Router {
   const router = Router({ mergeParams: true, caseSensitive: true });
   const contexts = ingestContexts();
   router.post('/', async (req, res) => {
     res.json({ data: await ingest(storage, contexts, teamOf(res), req.body) });
+  });
+  router.post('/batch', async (req, res) => {
+    res.json({ data: await ingestBatch(storage, contexts, teamOf(res), (req.body as IngestBatchRequest).items) });
   });
   return router;
 }

@@ -2,7 +2,9 @@ import type { components } from '../../generated/api';
 import { assignVariant } from '../domain/assignment';
 import * as enrolments from '../enrolments/store';
 import type { ExperimentRow } from '../experiments/store';
-import { Conflict, QuotaExceeded } from '../http/errors';
+import { Conflict, HttpError, QuotaExceeded, ServiceUnavailable } from '../http/errors';
+import { problemBody } from '../http/problem';
+import { isStorageUnavailable } from '../storage/unavailable';
 import { toParticipant, upsertParticipant, type ParticipantInput, type ParticipantRow } from '../participants/store';
 import type { Db, Storage } from '../storage/database';
 import { now } from '../storage/values';
@@ -14,6 +16,7 @@ import { consumeIngest, quotaMonth } from './quota';
 
 type IngestRequest = components['schemas']['IngestRequest'];
 type IngestOutcome = components['schemas']['IngestOutcome'];
+type IngestBatchItem = components['schemas']['IngestBatchItem'];
 
 /**
  * One unit of work, committed together with concurrent ingests (group commit): on 404, 409 or
@@ -43,6 +46,26 @@ export async function ingest(storage: Storage, contexts: IngestContexts, team: T
     await requireQuota(trx, team, at);
     return { participant: toParticipant(participant), assignments: assignments.map(enrolments.toEnrolment) };
   }, team.id);
+}
+
+/**
+ * A batch: each item is a single ingest, all joining the group commit at once and in order, so
+ * that they share its transactions. An item the single ingest would answer 402, 404 or 409 — or
+ * that storage failed under (503) — gets that problem in its place; every other item is stored.
+ */
+export async function ingestBatch(storage: Storage, contexts: IngestContexts, team: TeamRow, items: IngestRequest[]): Promise<IngestBatchItem[]> {
+  const outcomes = await Promise.allSettled(items.map((item) => ingest(storage, contexts, team, item)));
+  return outcomes.map((outcome): IngestBatchItem => {
+    if (outcome.status === 'fulfilled') return { status: 200, data: outcome.value };
+    const problem = itemProblem(outcome.reason);
+    if (!problem) throw outcome.reason;
+    return { status: problem.status as IngestBatchItem['status'], error: problemBody(problem) };
+  });
+}
+
+function itemProblem(error: unknown): HttpError | undefined {
+  if (error instanceof HttpError && [402, 404, 409].includes(error.status)) return error;
+  return isStorageUnavailable(error) ? new ServiceUnavailable('Storage failed under this item; it was not stored. Send it again.') : undefined;
 }
 
 /** Counts this ingest against the team's monthly quota, or 402. */

@@ -5,7 +5,7 @@ import { readFileSync } from 'node:fs';
 import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020';
 import addFormats from 'ajv-formats';
 import { describe, expect, it } from 'vitest';
-import { INTERFACE, type OperationKey } from './interface';
+import { ADDITIONS, INTERFACE, type OperationKey } from './interface';
 
 // ---------------------------------------------------------------------------------------------
 // The document and a few helpers to navigate it
@@ -22,6 +22,9 @@ const published = INTERFACE;
 const HTTP_METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'] as const;
 const HEALTH: OperationKey = 'GET /api/health';
 const INGEST: OperationKey = 'POST /api/teams/{team}/ingest';
+const INGEST_BATCH: OperationKey = 'POST /api/teams/{team}/ingest/batch';
+/** Every operation the document must have: the published interface's and our additions. */
+const ALL = published.endpoints.length + ADDITIONS.length;
 const JSON_MEDIA = 'application/json';
 const VND_MEDIA = 'application/vnd.api+json';
 const PROBLEM_MEDIA = 'application/problem+json';
@@ -303,9 +306,11 @@ describe('1. operations and path parameters', () => {
     expect(operationByKey.has(key)).toBe(true);
   });
 
-  it('when the document is read, then it has exactly the 38 operations of the interface and no other under /api', () => {
-    expect(operations).toHaveLength(38);
-    expect(operations.map((o) => o.key).sort()).toEqual(published.endpoints.map((e) => e.key).sort());
+  it('when the document is read, then it has exactly the 38 operations of the interface, our additions (CHANGELOG) and no other under /api', () => {
+    expect(operations).toHaveLength(ALL);
+    expect(operations.map((o) => o.key).sort()).toEqual([...published.endpoints, ...ADDITIONS].map((e) => e.key).sort());
+    const changelog = readFileSync(new URL('../../CHANGELOG.md', import.meta.url), 'utf8');
+    for (const addition of ADDITIONS) expect(changelog).toMatch(new RegExp(`\\*\\*Addition:\\*\\* \`${addition.key.replace(/[{}/]/g, '\\$&')}\``));
     expect(Object.keys(doc.paths).filter((path) => !path.startsWith('/api/'))).toEqual([]);
   });
 
@@ -390,8 +395,8 @@ describe('3. removed operations and properties, headers, security', () => {
   });
 
   const secured = operationRows.filter(([key]) => key !== HEALTH);
-  it('37 operations (all but health) are checked for security', () => {
-    expect(secured).toHaveLength(37);
+  it(`${ALL - 1} operations (all but health) are checked for security`, () => {
+    expect(secured).toHaveLength(ALL - 1);
   });
 
   it.each(secured)('%s: requires a security scheme', (_key, operation) => {
@@ -452,9 +457,9 @@ describe('4. responses and operation metadata', () => {
       expect(operation.responses.map((r) => r.status)).toContain(status);
     });
   };
-  rule('400', [], 38);
-  rule('401', [HEALTH], 37);
-  rule('403', [HEALTH, INGEST], 36);
+  rule('400', [], ALL);
+  rule('401', [HEALTH], ALL - 1);
+  rule('403', [HEALTH, INGEST, INGEST_BATCH], ALL - 3);
 
   const withBody = operationRows.filter(([, o]) => o.requestBody);
   it.each(withBody)('%s: has a request body, so documents 413 and 415', (_key, operation) => {
@@ -467,7 +472,7 @@ describe('4. responses and operation metadata', () => {
     o.responses.filter((r) => /^[45]/.test(r.status) || r.status === 'default').map((r) => [`${o.key} ${r.status}`, r] as const),
   );
   it('every operation has error responses to check', () => {
-    expect(new Set(errorResponses.map(([name]) => name.replace(/ \S+$/, ''))).size).toBe(38);
+    expect(new Set(errorResponses.map(([name]) => name.replace(/ \S+$/, ''))).size).toBe(ALL);
   });
   it.each(errorResponses)('%s: is application/problem+json with the Problem schema', (_name, response) => {
     const media = mediaOf(response);
@@ -494,7 +499,7 @@ describe('4. responses and operation metadata', () => {
 
   it('operationIds are unique', () => {
     const ids = operations.map((o) => o.op.operationId);
-    expect(new Set(ids).size).toBe(38);
+    expect(new Set(ids).size).toBe(ALL);
   });
 });
 
@@ -503,12 +508,12 @@ describe('4. responses and operation metadata', () => {
 // =============================================================================================
 
 describe('5. request bodies', () => {
-  // The interface's create, update and ingest operations take a body; no other one does.
-  const expectedWithBody = published.endpoints.filter((e) => /^(Create|Update|Ingest)\b/.test(e.purpose)).map((e) => e.key);
+  // The create, update and ingest operations take a body (the interface's 11, and the batch); no other one does.
+  const expectedWithBody = [...published.endpoints, ...ADDITIONS].filter((e) => /^(Create|Update|Ingest)\b/.test(e.purpose)).map((e) => e.key);
   const withBody = operationRows.filter(([, o]) => o.requestBody);
 
-  it('exactly the 11 create, update and ingest operations of the interface take a body', () => {
-    expect(expectedWithBody).toHaveLength(11);
+  it('exactly the 12 create, update and ingest operations take a body', () => {
+    expect(expectedWithBody).toHaveLength(12);
     expect(withBody.map(([key]) => key).sort()).toEqual([...expectedWithBody].sort());
   });
 
@@ -580,7 +585,7 @@ describe('5. request bodies', () => {
 describe('6. typed, closed and bounded schemas', () => {
   it('the walk covers every component schema and the schemas of parameters, bodies and responses', () => {
     expect(parameterSchemaRoots.length).toBeGreaterThanOrEqual(allParameters.length);
-    expect(requestSchemaRoots).toHaveLength(22); // 11 bodies × 2 media types
+    expect(requestSchemaRoots).toHaveLength(24); // 12 bodies × 2 media types
     // every response media type has a schema; the responses are shared components, so fewer than 38
     expect(responseSchemaRoots.length).toBe(responseMedia.length + responseHeaders.length);
     expect(responseMedia.length).toBeGreaterThanOrEqual(Object.keys(doc.components.responses).length);

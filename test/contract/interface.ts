@@ -105,3 +105,9 @@ export const INTERFACE = {
     { status: '200', operations: ['GET /api/health'] },
   ],
 };
+
+/**
+ * Operations this service adds beyond the published interface; each is recorded as an addition in
+ * CHANGELOG.md. The contract tests hold the document to the interface plus these, and no other.
+ */
+export const ADDITIONS: Endpoint[] = [operation('POST', `${TEAM}/ingest/batch`, 'Ingest a batch')];

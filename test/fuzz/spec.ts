@@ -216,7 +216,7 @@ export function fullSample(schema: Node): unknown {
   if (types.has('string')) return 'a';
   if (types.has('integer')) return typeof s.minimum === 'number' ? s.minimum : 1;
   if (types.has('boolean')) return true;
-  if (types.has('array')) return [];
+  if (types.has('array')) return Array.from({ length: typeof s.minItems === 'number' ? s.minItems : 0 }, () => fullSample(s.items ?? {}));
   if (types.has('object')) return {};
   return null;
 }

@@ -162,9 +162,9 @@ const ownTeamSetup: Record<string, { fixture?: Partial<Fixture>; body?: unknown 
 };
 
 describe('the bundled contract', () => {
-  it('when it is read, then it has the 38 operations this table covers', () => {
-    expect(operations).toHaveLength(38);
-    expect(new Set(operations.map((op) => op.operationId)).size).toBe(38);
+  it('when it is read, then it has the 39 operations this table covers', () => {
+    expect(operations).toHaveLength(39);
+    expect(new Set(operations.map((op) => op.operationId)).size).toBe(39);
   });
 });
 
@@ -262,7 +262,8 @@ describe.each(engines)('authorization on %s', (engine) => {
     // The request example where there is one — so a breach would change something. The one
     // request on the shared target that is meant to succeed and write (ingest with the team's
     // key) re-reports the already enrolled participant, which changes nothing the snapshot sees.
-    let body = status === 200 && op.method !== 'GET' ? { participant: examples.participant } : op.bodyExample;
+    const reReport = { participant: examples.participant };
+    let body = status === 200 && op.method !== 'GET' ? (op.operationId === 'ingest_batch' ? { items: [reReport] } : reReport) : op.bodyExample;
     if (credential === "the team's API token") {
       const setup = ownTeamSetup[op.operationId] ?? {};
       team = await server().newTeam(`Own ${op.operationId}`);
@@ -295,10 +296,10 @@ describe.each(engines)('authorization on %s', (engine) => {
 // A sanity check of the table itself, so a wrong generator does not pass silently.
 describe('the generated table', () => {
   it('when it is built, then each operation is tried with each credential and the non-team operations are the four', () => {
-    expect(cases).toHaveLength(38 * credentials.length);
+    expect(cases).toHaveLength(39 * credentials.length);
     expect(credentials).toHaveLength(8);
     expect(operations.filter((op) => !op.teamScoped).map((op) => op.template)).toEqual(['/api/health', '/api/user', '/api/current-team', '/api/teams']);
-    expect(operations.filter((op) => op.acceptsIngestKey && !op.isPublic).map((op) => op.operationId).sort()).toEqual(['config_get', 'ingest']);
+    expect(operations.filter((op) => op.acceptsIngestKey && !op.isPublic).map((op) => op.operationId).sort()).toEqual(['config_get', 'ingest', 'ingest_batch']);
   });
 
   it('when the own-team setups are read, then each names an operation of the contract', () => {
