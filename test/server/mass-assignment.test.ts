@@ -81,6 +81,7 @@ const TARGETS: Record<string, { path: Record<string, string>; body: Json; create
   participants_create: { path: {}, body: { key: 'fresh-participant' }, created: 'fresh-participant' },
   participants_update: { path: { participant: 'user-42' }, body: { notes: 'Changed' } },
   ingest: { path: {}, body: { participant: 'fresh-ingest', event: 'purchase' }, created: 'fresh-ingest' },
+  ingest_batch: { path: {}, body: { items: [{ participant: 'fresh-batch', event: 'purchase' }] }, created: 'fresh-batch' },
 };
 
 interface Operation {
@@ -107,8 +108,8 @@ const operations: Operation[] = Object.entries(spec.paths).flatMap(([template, i
 interface Case {
   op: Operation;
   field: string;
-  /** `participant` for the ingest body's participant object, else the body itself. */
-  within?: 'participant';
+  /** `participant` for the ingest body's participant object, `item` for a batch's first item, else the body itself. */
+  within?: 'participant' | 'item';
   label: string;
 }
 const cases: Case[] = operations.flatMap((op) => [
@@ -117,10 +118,12 @@ const cases: Case[] = operations.flatMap((op) => [
   ...(op.operationId === 'ingest'
     ? SERVER_FIELDS.map((field) => ({ op, field, within: 'participant' as const, label: `${op.operationId} participant.${field}` }))
     : []),
+  // A batch's items are single ingests' bodies: closed the same way.
+  ...(op.operationId === 'ingest_batch' ? SERVER_FIELDS.map((field) => ({ op, field, within: 'item' as const, label: `${op.operationId} items[0].${field}` })) : []),
 ]);
 
 describe('the mass-assignment table', () => {
-  it('when it is built from the contract, then it covers the create and update operations of events, experiments, variants, features, participants and ingest', () => {
+  it('when it is built from the contract, then it covers the create and update operations of events, experiments, variants, features, participants and ingest (single and batch)', () => {
     expect(operations.map((op) => op.operationId).sort()).toEqual(Object.keys(TARGETS).sort());
   });
 
@@ -176,7 +179,7 @@ describe.each(engines)('mass assignment on %s', (engine) => {
   }
 
   function send(op: Operation, body: Json) {
-    const credential = op.operationId === 'ingest' ? team.ingestKey : team.token;
+    const credential = op.operationId.startsWith('ingest') ? team.ingestKey : team.token;
     return fetch(urlOf(op), {
       method: op.method,
       headers: { authorization: `Bearer ${credential}`, 'content-type': 'application/json' },
@@ -197,12 +200,14 @@ describe.each(engines)('mass assignment on %s', (engine) => {
     const base = TARGETS[op.operationId].body;
     // team_id / team point at the other team: a body must not move anything there either.
     const value = field === 'team_id' || field === 'team' ? other.id : VALUES[field];
-    const body = within === 'participant' ? { ...base, participant: { key: base.participant, [field]: value } } : { ...base, [field]: value };
+    const withField = (json: Json) => ({ ...json, [field]: value });
+    const body =
+      within === 'participant' ? { ...base, participant: { key: base.participant, [field]: value } } : within === 'item' ? { items: [withField((base.items as Json[])[0]!)] } : withField(base);
     const response = await send(op, body);
     const problem = (await response.json()) as { status: number; errors?: Array<{ path: string; message: string }> };
     expect(response.status, JSON.stringify(problem)).toBe(400);
     expect(response.headers.get('content-type')).toMatch(/^application\/problem\+json/);
-    const path = within === 'participant' ? `/body/participant/${field}` : `/body/${field}`;
+    const path = within === 'participant' ? `/body/participant/${field}` : within === 'item' ? `/body/items/0/${field}` : `/body/${field}`;
     expect(problem.errors?.map((error) => error.path), JSON.stringify(problem.errors)).toContain(path);
 
     const [after, otherAfter] = await Promise.all([snapshot(team), snapshot(other)]);
