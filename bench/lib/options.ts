@@ -1,4 +1,5 @@
 import { parseArgs } from 'node:util';
+import { READS, type Read } from '../phases/reads';
 
 export type Engine = 'sqlite' | 'postgres';
 export const PHASES = ['baselines', 'libraries', 'assignment', 'ingest', 'reads', 'layers', 'growth', 'isolation', 'soak'] as const;
@@ -18,6 +19,8 @@ export interface Options {
   events: number;
   soakSeconds: number;
   phases: Set<Phase>;
+  /** The reads the reads phase measures (all three unless --reads names some: a profile of one). */
+  reads: Read[];
   /** Run the real servers under `node --cpu-prof`; profiles land in bench/results/. */
   cpuProf: boolean;
   /** Where the JSON goes. */
@@ -26,7 +29,7 @@ export interface Options {
 
 const USAGE = `npm run bench -- [--quick] [--rounds N] [--duration S] [--warmup S] [--connections N]
                    [--engines sqlite,postgres] [--events N] [--phases ${PHASES.join(',')}]
-                   [--soak] [--soak-seconds S] [--cpu-prof] [--out FILE]`;
+                   [--reads ${READS.join(',')}] [--soak] [--soak-seconds S] [--cpu-prof] [--out FILE]`;
 
 export function parseOptions(argv: string[]): Options {
   const { values } = parseArgs({
@@ -40,6 +43,7 @@ export function parseOptions(argv: string[]): Options {
       engines: { type: 'string' },
       events: { type: 'string' },
       phases: { type: 'string' },
+      reads: { type: 'string' },
       soak: { type: 'boolean', default: false },
       'soak-seconds': { type: 'string' },
       'cpu-prof': { type: 'boolean', default: false },
@@ -66,6 +70,7 @@ export function parseOptions(argv: string[]): Options {
     events: positive(values.events, quick ? 3_000 : 1_000_000, 'events'),
     soakSeconds: positive(values['soak-seconds'], 300, 'soak-seconds'),
     phases,
+    reads: values.reads ? list(values.reads, READS, 'read') : [...READS],
     cpuProf: values['cpu-prof'] ?? false,
     out: values.out ?? 'bench/results/latest.json',
   };

@@ -17,8 +17,10 @@ export interface ServerProcess {
 
 export interface ServerSpec {
   name: string;
-  /** Entry file relative to the repository root, run by `node --import tsx`. */
+  /** Entry file relative to the repository root (or `cwd`), run by `node --import tsx`. */
   entry: string;
+  /** Another checkout to run it from (before/after profiles); this repository by default. */
+  cwd?: string;
   env?: Record<string, string>;
   nodeArgs?: string[];
   readyPath: string;
@@ -52,7 +54,7 @@ export async function startServer(spec: ServerSpec): Promise<ServerProcess> {
   for (const name of Object.keys(env)) if (SERVER_SETTINGS.test(name)) delete env[name];
   Object.assign(env, { LOG_LEVEL: 'info', ...spec.env, PORT: String(port), HOST: '127.0.0.1' });
   const child = spawn(process.execPath, [...(spec.nodeArgs ?? []), '--import', 'tsx', spec.entry], {
-    cwd: ROOT,
+    cwd: spec.cwd ?? ROOT,
     env,
     stdio: ['ignore', spec.onStdoutLine ? 'pipe' : 'ignore', 'pipe'],
   });
