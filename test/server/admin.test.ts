@@ -337,25 +337,6 @@ describe.each(engines)('admin CLI on %s', (engine) => {
       expect(row.ingest_key_hash).toBe(sha256(rotated.ingest_key));
     });
 
-    it('when it runs with --shell, then it prints one export line whose TEAM, TOKEN and INGEST_KEY work', async () => {
-      const shell = await run('create-team', '--name', 'Shell', '--email', newEmail(), '--shell');
-      expect(shell.code, shell.stderr).toBe(0);
-      expect(shell.stdout).toMatch(/^export TEAM=\d+ TOKEN=est_[A-Za-z0-9_-]+ INGEST_KEY=esk_[A-Za-z0-9_-]+\n$/);
-      const values = Object.fromEntries(shell.stdout.trim().replace(/^export /, '').split(' ').map((pair) => pair.split('=') as [string, string]));
-
-      expect((await get(`/api/teams/${values.TEAM}`, values.TOKEN!)).status).toBe(200);
-      expect((await get(`/api/teams/${values.TEAM}/config`, values.INGEST_KEY!)).status).toBe(200);
-    });
-
-    it('when --shell is given with --json or to a command that makes no credential, then it is a usage error', async () => {
-      const both = await run('create-team', '--name', 'Both', '--email', newEmail(), '--shell', '--json');
-      const quota = await run('set-quota', '--team', '1', '--ingest-limit', 'none', '--shell');
-      expect(both.code).toBe(2);
-      expect(both.stderr).toContain('--json or --shell');
-      expect(quota.code).toBe(2);
-      expect(quota.stderr).toContain('--shell goes with');
-    });
-
     it('when it runs without --json, then it prints the same result readably', async () => {
       const created = await seedTeam('Readable key');
       const result = await run('rotate-ingest-key', '--team', String(created.team.id));
