@@ -11,6 +11,10 @@ export const LIBRARIES = {
   'rate limiter': 'rate-limit',
   'express-openapi-validator': 'validator',
   'all three': 'request-log,rate-limit,validator',
+  // The validator's options, each changed alone (the server: formats in full, $refs bundled).
+  "validator, validateFormats 'fast'": 'validator-formats-fast',
+  'validator, validateFormats off': 'validator-no-formats',
+  "validator, $refParser 'dereference'": 'validator-dereference',
 } as const;
 export type Library = keyof typeof LIBRARIES;
 const LIBRARY_NAMES = Object.keys(LIBRARIES) as Library[];

@@ -1,15 +1,22 @@
 // Bare Express 5 answering the config and ingest operations with constant bodies, plus the
 // layers named in LIBRARIES (comma-separated: request-log, rate-limit, validator), each set up
 // as the real server sets it up: what the request path's fixed layers cost per request, apart
-// from storage and the operations' own code.
+// from storage and the operations' own code. `validator-<variant>` is the validator with one of
+// its options changed (VALIDATOR_VARIANTS), to measure what that option costs.
 import express from 'express';
 import * as OpenApiValidator from 'express-openapi-validator';
 import { pino } from 'pino';
-import { contractPath } from '../../server/http/contract';
+import { validatorOptions } from '../../server/http/gate';
 import { rateLimiter } from '../../server/http/rate-limit';
 import { requestLog } from '../../server/http/request-log';
 
 const libraries = new Set((process.env.LIBRARIES ?? '').split(',').filter(Boolean));
+const VALIDATOR_VARIANTS = {
+  validator: {},
+  'validator-formats-fast': { validateFormats: 'fast' },
+  'validator-no-formats': { validateFormats: false },
+  'validator-dereference': { $refParser: { mode: 'dereference' } },
+} as const;
 const at = '2026-11-22T09:00:00.000Z';
 const variants = (keys: string[], shares: number[]) => keys.map((key, i) => ({ key, control: i === 0, traffic: shares[i] }));
 const CONFIG = {
@@ -33,17 +40,8 @@ app.set('query parser', 'simple');
 if (libraries.has('request-log')) app.use(requestLog(pino({ level: 'info' })));
 if (libraries.has('rate-limit')) app.use(rateLimiter({ enabled: true, windowSeconds: 60, perCredential: 1e9, perAddress: 1e9 }));
 app.use(express.json());
-if (libraries.has('validator')) {
-  app.use(
-    OpenApiValidator.middleware({
-      apiSpec: contractPath,
-      validateRequests: { allowUnknownQueryParameters: false },
-      validateResponses: false,
-      validateSecurity: false,
-      validateFormats: true,
-      ignorePaths: (path: string) => !path.startsWith('/api/'),
-    }),
-  );
+for (const [name, variant] of Object.entries(VALIDATOR_VARIANTS)) {
+  if (libraries.has(name)) app.use(OpenApiValidator.middleware({ ...validatorOptions({ validateRequests: true, validateResponses: false }), ...variant }));
 }
 app.get('/api/teams/:team/config', (_req, res) => {
   res.json(CONFIG);

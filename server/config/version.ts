@@ -1,6 +1,6 @@
 import type { Db } from '../storage/database';
 import { prepared, type Bind } from '../storage/prepared';
-import { isPostgres, retryingConflicts, teamLock } from '../storage/team-lock';
+import { teamWrite } from '../storage/team-lock';
 
 /**
  * Runs a change to what a team's config holds (its experiments, their variants and goal events,
@@ -11,18 +11,14 @@ import { isPostgres, retryingConflicts, teamLock } from '../storage/team-lock';
  * deadlock or serialization failure all the same is retried.
  */
 export function changingConfig<T>(db: Db, teamId: number, change: (trx: Db) => Promise<T>): Promise<T> {
-  const lockFirst = isPostgres(db);
-  return retryingConflicts(() =>
-    db.transaction().execute(async (trx) => {
-      if (lockFirst) await trx.executeQuery(teamLock(teamId));
-      await trx
-        .updateTable('teams')
-        .set((eb) => ({ config_version: eb('config_version', '+', 1) }))
-        .where('id', '=', teamId)
-        .execute();
-      return change(trx);
-    }),
-  );
+  return teamWrite(db, teamId, async (trx) => {
+    await trx
+      .updateTable('teams')
+      .set((eb) => ({ config_version: eb('config_version', '+', 1) }))
+      .where('id', '=', teamId)
+      .execute();
+    return change(trx);
+  });
 }
 
 const storedVersion = prepared((db, arg: Bind<number>) => db.selectFrom('teams').select('config_version').where('id', '=', arg((teamId) => teamId)));

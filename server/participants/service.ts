@@ -6,6 +6,7 @@ import type { PageRequest } from '../http/pagination';
 import type { Db, Storage } from '../storage/database';
 import { countInTeam } from '../storage/counts';
 import { now, onDuplicate } from '../storage/values';
+import { teamWrite } from '../storage/team-lock';
 import type { TeamRow } from '../teams/store';
 import * as store from './store';
 
@@ -51,14 +52,17 @@ export async function getParticipant(db: Db, team: TeamRow, key: string, page: P
   return { detail: { ...store.toParticipant(participant), experiments: rows.map(enrolments.toEnrolment) }, total };
 }
 
+// Under the team's lock, as ingest reads a team's participants under it (PostgreSQL): none appears or is renamed meanwhile.
 export async function createParticipant(db: Db, team: TeamRow, input: ParticipantCreate): Promise<Participant> {
-  const row = await onDuplicate(store.insertParticipant(db, team.id, input, now()), () => duplicateKey(team, input.key));
+  const row = await teamWrite(db, team.id, (trx) => onDuplicate(store.insertParticipant(trx, team.id, input, now()), () => duplicateKey(team, input.key)));
   return store.toParticipant(row);
 }
 
 export async function updateParticipant(db: Db, team: TeamRow, key: string, input: ParticipantUpdate): Promise<Participant> {
-  const participant = await requireParticipant(db, team, key);
-  const row = await onDuplicate(store.updateParticipant(db, participant.id, team.id, input, now()), () => duplicateKey(team, input.key ?? key));
+  const row = await teamWrite(db, team.id, async (trx) => {
+    const participant = await requireParticipant(trx, team, key);
+    return onDuplicate(store.updateParticipant(trx, participant.id, team.id, input, now()), () => duplicateKey(team, input.key ?? key));
+  });
   return store.toParticipant(row);
 }
 

@@ -17,7 +17,7 @@ export function teamLock(teamId: number): CompiledQuery {
   return CompiledQuery.raw('select pg_advisory_xact_lock($1, $2)', [TEAM_LOCKS, teamId]);
 }
 
-export function isPostgres(db: Db): boolean {
+function isPostgres(db: Db): boolean {
   return db.getExecutor().adapter instanceof PostgresAdapter;
 }
 
@@ -26,7 +26,7 @@ export function isRetryable(error: unknown): boolean {
 }
 
 /** Runs `transaction` again, after a random pause that grows with each try, while it fails on a deadlock or a serialization failure (at most MAX_TRIES times). */
-export async function retryingConflicts<T>(transaction: () => Promise<T>): Promise<T> {
+async function retryingConflicts<T>(transaction: () => Promise<T>): Promise<T> {
   for (let tries = 1; ; tries++) {
     try {
       return await transaction();
@@ -35,4 +35,19 @@ export async function retryingConflicts<T>(transaction: () => Promise<T>): Promi
       await new Promise((resolve) => setTimeout(resolve, (5 + Math.random() * 20) * tries));
     }
   }
+}
+
+/**
+ * A write of a team's rows in a transaction that first takes the team's lock (PostgreSQL), like
+ * every other writer of the team: e.g. a participant created or renamed, which an ingest flush
+ * reading the team's participants must not see appear or move under it. Retried on a deadlock.
+ */
+export function teamWrite<T>(db: Db, teamId: number, work: (trx: Db) => Promise<T>): Promise<T> {
+  const lockFirst = isPostgres(db);
+  return retryingConflicts(() =>
+    db.transaction().execute(async (trx) => {
+      if (lockFirst) await trx.executeQuery(teamLock(teamId));
+      return work(trx);
+    }),
+  );
 }

@@ -1,0 +1,355 @@
+import { CompiledQuery, sql } from 'kysely';
+import type { components } from '../../generated/api';
+import { assignVariant } from '../domain/assignment';
+import type { EnrolmentRow } from '../enrolments/store';
+import type { EventRow } from '../events/store';
+import type { ExperimentRow } from '../experiments/store';
+import { Conflict, HttpError, QuotaExceeded } from '../http/errors';
+import type { ParticipantInput, ParticipantRow } from '../participants/store';
+import type { Db } from '../storage/database';
+import { teamLock } from '../storage/team-lock';
+import { iso, now } from '../storage/values';
+import type { TeamRow } from '../teams/store';
+import { requireVariant } from '../variants/service';
+import { variantsOfMany, type ResolvedVariant } from '../variants/store';
+import { contextOf, eventOf, experimentOf, type IngestContext, type IngestContexts } from './context';
+import { quotaMonth } from './quota';
+
+type IngestRequest = components['schemas']['IngestRequest'];
+
+/** One ingest waiting for its flush, and what its caller is told once the flush has committed. */
+interface IngestJob {
+  team: TeamRow;
+  contexts: IngestContexts;
+  input: IngestRequest;
+  resolve: (outcome: IngestedUnit) => void;
+  reject: (error: unknown) => void;
+}
+
+/** What the single ingest answers: the participant as stored and its assignments in running experiments. */
+interface IngestedUnit {
+  participant: ParticipantRow;
+  assignments: EnrolmentRow[];
+}
+
+const BEGIN = CompiledQuery.raw('begin');
+const COMMIT = CompiledQuery.raw('commit');
+const ROLLBACK = CompiledQuery.raw('rollback');
+
+/**
+ * PostgreSQL: a flush of concurrent ingests in a number of round trips that does not grow with
+ * their number. Under the locks of their teams (so no other writer of these teams' rows runs
+ * meanwhile, in any process), it reads in one query per table what every ingest needs — the
+ * participants by key, their enrolments, exclusions and conversions, the month's quota use —
+ * decides each ingest in order exactly as the single ingest would (its own 404, 409 or 402
+ * storing nothing of it), then writes what the accepted ones change, one statement per table,
+ * and commits once: each caller is answered after the commit.
+ */
+async function flushIngests(db: Db, jobs: IngestJob[]): Promise<void> {
+  const decided: Array<{ job: IngestJob; outcome: IngestedUnit | HttpError }> = [];
+  try {
+    await db.connection().execute(async (connection) => {
+      await connection.executeQuery(BEGIN);
+      try {
+        for (const teamId of [...new Set(jobs.map((job) => job.team.id))].sort((a, b) => a - b)) await connection.executeQuery(teamLock(teamId));
+        decided.push(...(await ingestAll(connection, jobs)));
+        await connection.executeQuery(COMMIT);
+      } catch (error) {
+        await connection.executeQuery(ROLLBACK).catch(() => {});
+        throw error;
+      }
+    });
+  } catch (error) {
+    for (const job of jobs) job.reject(error);
+    return;
+  }
+  for (const { job, outcome } of decided) {
+    if (outcome instanceof HttpError) job.reject(outcome);
+    else job.resolve(outcome);
+  }
+}
+
+/** What one accepted ingest resolved to before anything is read of its participant. */
+interface Resolved {
+  job: IngestJob;
+  key: string;
+  given: ParticipantInput;
+  event?: EventRow;
+  target?: ExperimentRow;
+  experiments: ExperimentRow[];
+  variants: Map<number, ResolvedVariant[]>;
+  chosen?: ResolvedVariant;
+}
+
+/** A participant as the flush knows it: stored already (`id`), or to be inserted by it. */
+interface ParticipantState {
+  row: ParticipantRow;
+  isNew: boolean;
+  /** notes / attributes to write to an existing row. */
+  changed: boolean;
+  enrolments: EnrolmentRow[];
+  excluded: Set<number>;
+  /** `experimentId:eventId` → conversions so far. */
+  conversions: Map<string, number>;
+}
+
+/** A flush: its clock, what it has read, and what the ingests decided so far will write. */
+interface Flush {
+  at: string;
+  month: string;
+  participants: Map<string, ParticipantState>;
+  /** The month's accepted ingests per team, this flush's included. */
+  used: Map<number, number>;
+  enrolments: Array<{ state: ParticipantState; teamId: number; experimentId: number; variantId: number }>;
+  /** variant id → participants it gains. */
+  variantParticipants: Map<number, { teamId: number; added: number }>;
+  /** participant (team, key) and `experimentId:eventId` → conversions it gains. */
+  conversions: Map<string, { state: ParticipantState; teamId: number; experimentId: number; eventId: number; added: number }>;
+  /** `variantId:eventId` → conversions and unique conversions it gains. */
+  eventCounts: Map<string, { teamId: number; variantId: number; eventId: number; conversions: number; unique: number }>;
+  /** team id → ingests it accepts. */
+  quota: Map<number, number>;
+}
+
+async function ingestAll(db: Db, jobs: IngestJob[]): Promise<Array<{ job: IngestJob; outcome: IngestedUnit | HttpError }>> {
+  const at = now();
+  const month = quotaMonth(at);
+  const resolved = new Map<IngestJob, Resolved | HttpError>();
+  // Each team's context once per flush: its config version is read under the team's lock, so it holds for the whole flush.
+  const contexts = new Map<number, Promise<IngestContext>>();
+  const contextFor = (job: IngestJob) => {
+    let context = contexts.get(job.team.id);
+    if (!context) contexts.set(job.team.id, (context = contextOf(db, job.contexts, job.team)));
+    return context;
+  };
+  for (const job of jobs) resolved.set(job, await resolve(db, job, await contextFor(job)).catch((error: unknown) => (error instanceof HttpError ? error : Promise.reject(error))));
+  const accepted = [...resolved.values()].filter((r): r is Resolved => !(r instanceof HttpError));
+  const flush: Flush = {
+    at,
+    month,
+    participants: await readParticipants(db, accepted),
+    used: await readQuotaUse(db, [...new Set(jobs.map((job) => job.team.id))], month),
+    enrolments: [],
+    variantParticipants: new Map(),
+    conversions: new Map(),
+    eventCounts: new Map(),
+    quota: new Map(),
+  };
+  const outcomes = jobs.map((job) => {
+    const unit = resolved.get(job)!;
+    return { job, outcome: unit instanceof HttpError ? unit : decide(flush, unit) };
+  });
+  if (flush.quota.size > 0) await write(db, flush);
+  return outcomes;
+}
+
+/** The event, experiment and variant an ingest names, from its team's context (404 if any is unknown). */
+async function resolve(db: Db, job: IngestJob, context: IngestContext): Promise<Resolved> {
+  const { team, input } = job;
+  const event = input.event === undefined ? undefined : await eventOf(db, team, context, input.event);
+  const target = input.experiment === undefined ? undefined : await experimentOf(db, team, context, input.experiment);
+  const variants = target && !context.variants.has(target.id) ? await variantsOfMany(db, team.id, [target.id]) : context.variants;
+  const chosen = target && input.variant !== undefined ? requireVariant(variants.get(target.id) ?? [], target, input.variant) : undefined;
+  const given: ParticipantInput = typeof input.participant === 'string' ? { key: input.participant } : input.participant;
+  return { job, key: given.key, given, event, target, experiments: target ? [target] : context.running, variants, chosen };
+}
+
+const participantKey = (teamId: number, key: string) => `${teamId}\u0000${key}`;
+
+/** Every participant the accepted ingests name, with its enrolments, exclusions and conversions: four queries. */
+async function readParticipants(db: Db, units: Resolved[]): Promise<Map<string, ParticipantState>> {
+  const states = new Map<string, ParticipantState>();
+  if (units.length === 0) return states;
+  const teams = units.map((unit) => unit.job.team.id);
+  const keys = units.map((unit) => unit.key);
+  const { rows } = await sql<ParticipantRow>`
+    select p.* from participants p
+    join unnest(${teams}::bigint[], ${keys}::text[]) as k(team_id, key) on p.team_id = k.team_id and p.key = k.key`.execute(db);
+  for (const row of rows) {
+    states.set(participantKey(row.team_id, row.key), { row, isNew: false, changed: false, enrolments: [], excluded: new Set(), conversions: new Map() });
+  }
+  const ids = rows.map((row) => row.id);
+  if (ids.length === 0) return states;
+  const byId = new Map([...states.values()].map((state) => [state.row.id, state]));
+  const [enrolments, exclusions, conversions] = await Promise.all([
+    sql<EnrolmentRow & { participant_id: number }>`
+      select e.participant_id, e.id, e.experiment_id, e.variant_id, x.key as experiment_key, x.status, v.key as variant_key, e.enrolled_at
+      from enrolments e join experiments x on x.id = e.experiment_id join variants v on v.id = e.variant_id
+      where e.participant_id = any(${ids}::bigint[]) order by e.id`.execute(db),
+    sql<{ participant_id: number; experiment_id: number }>`select participant_id, experiment_id from exclusions where participant_id = any(${ids}::bigint[])`.execute(db),
+    sql<{ participant_id: number; experiment_id: number; event_id: number; count: number }>`
+      select participant_id, experiment_id, event_id, count from conversions where participant_id = any(${ids}::bigint[])`.execute(db),
+  ]);
+  for (const { participant_id, ...enrolment } of enrolments.rows) byId.get(participant_id)!.enrolments.push(enrolment);
+  for (const row of exclusions.rows) byId.get(row.participant_id)!.excluded.add(row.experiment_id);
+  for (const row of conversions.rows) byId.get(row.participant_id)!.conversions.set(`${row.experiment_id}:${row.event_id}`, Number(row.count));
+  return states;
+}
+
+/** The month's accepted ingests per team so far. */
+async function readQuotaUse(db: Db, teams: number[], month: string): Promise<Map<number, number>> {
+  const { rows } = await sql<{ team_id: number; count: number }>`
+    select team_id, count from ingest_usage where team_id = any(${teams}::bigint[]) and month = ${month}`.execute(db);
+  return new Map(teams.map((team) => [team, Number(rows.find((row) => Number(row.team_id) === team)?.count ?? 0)]));
+}
+
+/**
+ * One ingest decided as the single ingest decides it, against the state the ingests before it
+ * in the flush have left: 409 for a named experiment that is not running (402 first if the quota
+ * is used up), 402 when the quota is used up, else the participant created or updated, enrolled
+ * (sticky, exclusions kept) and its event counted.
+ */
+function decide(flush: Flush, unit: Resolved): IngestedUnit | HttpError {
+  const { at, used } = flush;
+  const team = unit.job.team;
+  const quotaLeft = team.ingest_limit === null || used.get(team.id)! < team.ingest_limit;
+  const quotaExceeded = () => new QuotaExceeded(`Team ${team.id} has used its ${team.ingest_limit} ingests of ${quotaMonth(at)} (UTC).`);
+  if (unit.target && unit.target.status !== 'running') {
+    if (!quotaLeft) return quotaExceeded();
+    return new Conflict(`Experiment '${unit.target.key}' is ${unit.target.status}; only a running experiment enrols.`);
+  }
+  if (!quotaLeft) return quotaExceeded();
+  used.set(team.id, used.get(team.id)! + 1);
+  flush.quota.set(team.id, (flush.quota.get(team.id) ?? 0) + 1);
+
+  const state = participantOf(flush.participants, team.id, unit.given, at);
+  const enrolled = new Set(state.enrolments.map((enrolment) => enrolment.experiment_id));
+  for (const experiment of unit.experiments) {
+    if (experiment.status !== 'running' || enrolled.has(experiment.id) || state.excluded.has(experiment.id)) continue;
+    const shares = (unit.variants.get(experiment.id) ?? []).map((variant) => ({ ...variant, traffic: variant.share }));
+    const variant = unit.chosen ?? assignVariant(experiment.seed, state.row.key, shares);
+    if (!variant) continue;
+    state.enrolments.push({ id: 0, experiment_id: experiment.id, variant_id: variant.id, experiment_key: experiment.key, status: 'running', variant_key: variant.key, enrolled_at: at });
+    flush.enrolments.push({ state, teamId: team.id, experimentId: experiment.id, variantId: variant.id });
+    const counter = flush.variantParticipants.get(variant.id) ?? { teamId: team.id, added: 0 };
+    counter.added++;
+    flush.variantParticipants.set(variant.id, counter);
+  }
+  const assignments = state.enrolments.filter((enrolment) => enrolment.status === 'running');
+  if (unit.event) {
+    for (const placement of assignments.filter((enrolment) => !unit.target || enrolment.experiment_id === unit.target.id)) {
+      const conversion = `${placement.experiment_id}:${unit.event.id}`;
+      const before = state.conversions.get(conversion) ?? 0;
+      state.conversions.set(conversion, before + 1);
+      const conversionKey = `${participantKey(team.id, state.row.key)}\u0000${conversion}`;
+      const row = flush.conversions.get(conversionKey) ?? { state, teamId: team.id, experimentId: placement.experiment_id, eventId: unit.event.id, added: 0 };
+      row.added++;
+      flush.conversions.set(conversionKey, row);
+      const counts = flush.eventCounts.get(`${placement.variant_id}:${unit.event.id}`) ?? { teamId: team.id, variantId: placement.variant_id, eventId: unit.event.id, conversions: 0, unique: 0 };
+      counts.conversions++;
+      if (before === 0) counts.unique++;
+      flush.eventCounts.set(`${placement.variant_id}:${unit.event.id}`, counts);
+    }
+  }
+  return { participant: state.row, assignments: [...assignments] };
+}
+
+/** The participant's state in the flush: as read, or created by this ingest; given notes and attributes applied. */
+function participantOf(participants: Map<string, ParticipantState>, teamId: number, given: ParticipantInput, at: string): ParticipantState {
+  const key = participantKey(teamId, given.key);
+  let state = participants.get(key);
+  if (!state) {
+    const row: ParticipantRow = { id: 0, team_id: teamId, key: given.key, notes: given.notes ?? null, attributes: JSON.stringify(given.attributes ?? {}), created_at: at, updated_at: at };
+    state = { row, isNew: true, changed: false, enrolments: [], excluded: new Set(), conversions: new Map() };
+    participants.set(key, state);
+    return state;
+  }
+  if (given.notes !== undefined || given.attributes !== undefined) {
+    state.row = {
+      ...state.row,
+      ...(given.notes !== undefined && { notes: given.notes }),
+      ...(given.attributes !== undefined && { attributes: JSON.stringify(given.attributes) }),
+      updated_at: at,
+    };
+    state.changed = !state.isNew;
+  }
+  return state;
+}
+
+/** The flush's writes: new participants (for their ids), changed ones, then everything else in one statement. */
+async function write(db: Db, flush: Flush): Promise<void> {
+  const { at, month } = flush;
+  const states = [...flush.participants.values()];
+  const created = states.filter((state) => state.isNew);
+  if (created.length > 0) {
+    const { rows } = await sql<ParticipantRow>`
+      insert into participants (team_id, key, notes, attributes, created_at, updated_at)
+      select * from unnest(${created.map((s) => s.row.team_id)}::bigint[], ${created.map((s) => s.row.key)}::text[], ${created.map((s) => s.row.notes)}::text[],
+        ${created.map((s) => s.row.attributes)}::text[], ${created.map((s) => iso(s.row.created_at))}::timestamptz[], ${created.map((s) => iso(s.row.updated_at))}::timestamptz[])
+      returning *`.execute(db);
+    const byKey = new Map(rows.map((row) => [participantKey(row.team_id, row.key), row]));
+    for (const state of created) state.row = byKey.get(participantKey(state.row.team_id, state.row.key))!;
+  }
+  const changed = states.filter((state) => state.changed);
+  if (changed.length > 0) {
+    const { rows } = await sql<ParticipantRow>`
+      update participants p set notes = d.notes, attributes = d.attributes, updated_at = d.updated_at
+      from unnest(${changed.map((s) => s.row.id)}::bigint[], ${changed.map((s) => s.row.notes)}::text[], ${changed.map((s) => s.row.attributes)}::text[],
+        ${changed.map((s) => iso(s.row.updated_at))}::timestamptz[]) as d(id, notes, attributes, updated_at)
+      where p.id = d.id returning p.*`.execute(db);
+    const byId = new Map(rows.map((row) => [row.id, row]));
+    for (const state of changed) state.row = byId.get(state.row.id)!;
+  }
+  const enrolments = flush.enrolments;
+  const variantIds = [...flush.variantParticipants.keys()];
+  const conversions = [...flush.conversions.values()];
+  const counts = [...flush.eventCounts.values()];
+  const quota = [...flush.quota.entries()];
+  await sql`
+    with enrolled as (
+      insert into enrolments (team_id, participant_id, experiment_id, variant_id, enrolled_at)
+      select * from unnest(${enrolments.map((e) => e.teamId)}::bigint[], ${enrolments.map((e) => e.state.row.id)}::bigint[], ${enrolments.map((e) => e.experimentId)}::bigint[],
+        ${enrolments.map((e) => e.variantId)}::bigint[], ${enrolments.map(() => at)}::timestamptz[])
+      returning 1
+    ), counted as (
+      update variants v set participants = v.participants + d.added
+      from unnest(${variantIds}::bigint[], ${variantIds.map((id) => flush.variantParticipants.get(id)!.teamId)}::bigint[], ${variantIds.map((id) => flush.variantParticipants.get(id)!.added)}::bigint[]) as d(id, team_id, added)
+      where v.id = d.id and v.team_id = d.team_id
+      returning 1
+    ), converted as (
+      insert into conversions (team_id, participant_id, experiment_id, event_id, count)
+      select * from unnest(${conversions.map((c) => c.teamId)}::bigint[], ${conversions.map((c) => c.state.row.id)}::bigint[], ${conversions.map((c) => c.experimentId)}::bigint[],
+        ${conversions.map((c) => c.eventId)}::bigint[], ${conversions.map((c) => c.added)}::bigint[])
+      on conflict (team_id, participant_id, experiment_id, event_id) do update set count = conversions.count + excluded.count
+      returning 1
+    ), tallied as (
+      insert into variant_event_counts (team_id, variant_id, event_id, conversions, unique_conversions)
+      select * from unnest(${counts.map((c) => c.teamId)}::bigint[], ${counts.map((c) => c.variantId)}::bigint[], ${counts.map((c) => c.eventId)}::bigint[],
+        ${counts.map((c) => c.conversions)}::bigint[], ${counts.map((c) => c.unique)}::bigint[])
+      on conflict (team_id, variant_id, event_id) do update
+        set conversions = variant_event_counts.conversions + excluded.conversions, unique_conversions = variant_event_counts.unique_conversions + excluded.unique_conversions
+      returning 1
+    )
+    insert into ingest_usage (team_id, month, count)
+    select team_id, ${month}, count from unnest(${quota.map(([team]) => team)}::bigint[], ${quota.map(([, count]) => count)}::bigint[]) as q(team_id, count)
+    on conflict (team_id, month) do update set count = ingest_usage.count + excluded.count`.execute(db);
+}
+
+/**
+ * Collects the ingests that arrive while a flush runs and flushes them together next, like the
+ * group commit (storage/group-commit.ts) does for other units: one transaction — one commit — per
+ * flush, at most MAX_FLUSH ingests each.
+ */
+export function ingestFlusher(db: Db): (job: Omit<IngestJob, 'resolve' | 'reject'>) => Promise<IngestedUnit> {
+  let waiting: IngestJob[] = [];
+  let running = false;
+  async function drain(): Promise<void> {
+    while (waiting.length > 0) {
+      const jobs = waiting.slice(0, MAX_FLUSH);
+      waiting = waiting.slice(jobs.length);
+      await flushIngests(db, jobs);
+    }
+    running = false;
+  }
+  return (job) =>
+    new Promise<IngestedUnit>((resolve, reject) => {
+      waiting.push({ ...job, resolve, reject });
+      if (!running) {
+        running = true;
+        // Let the ingests that arrive in the same turn of the event loop join this flush.
+        setImmediate(() => void drain());
+      }
+    });
+}
+
+const MAX_FLUSH = 500;
