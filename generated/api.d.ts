@@ -1381,6 +1381,23 @@ export interface components {
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
+        /** @description There is no team with this id (a team that exists but that the credential does not reach is the 403 above). Nothing was done. */
+        ConfigTeamNotFound: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "type": "urn:experimentation:problem:not-found",
+                 *       "title": "Not Found",
+                 *       "status": 404,
+                 *       "detail": "No team 9."
+                 *     }
+                 */
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
         /** @description One page of the team's events, by key. */
         EventList: {
             headers: {
@@ -2383,7 +2400,7 @@ export interface components {
          */
         Sort: "id" | "-id" | "name" | "-name" | "created_at" | "-created_at";
         /**
-         * @description The team's integer id. An unknown id — or a team the credential does not reach — is 404; a non-integer is 400.
+         * @description The team's integer id; a non-integer is 400 and an unknown id 404. A team the credential does not reach answers as an unknown one (404) on every operation but the team config, which answers a valid credential of another team 403.
          * @example 1
          */
         TeamParameter: number;
@@ -2816,7 +2833,7 @@ export interface operations {
             header?: never;
             path: {
                 /**
-                 * @description The team's integer id. An unknown id — or a team the credential does not reach — is 404; a non-integer is 400.
+                 * @description The team's integer id; a non-integer is 400 and an unknown id 404. A team the credential does not reach answers as an unknown one (404) on every operation but the team config, which answers a valid credential of another team 403.
                  * @example 1
                  */
                 team: components["parameters"]["TeamParameter"];
@@ -2841,7 +2858,7 @@ export interface operations {
             header?: never;
             path: {
                 /**
-                 * @description The team's integer id. An unknown id — or a team the credential does not reach — is 404; a non-integer is 400.
+                 * @description The team's integer id; a non-integer is 400 and an unknown id 404. A team the credential does not reach answers as an unknown one (404) on every operation but the team config, which answers a valid credential of another team 403.
                  * @example 1
                  */
                 team: components["parameters"]["TeamParameter"];
@@ -2854,7 +2871,7 @@ export interface operations {
             400: components["responses"]["BadTeam"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["ConfigForbidden"];
-            404: components["responses"]["TeamNotFound"];
+            404: components["responses"]["ConfigTeamNotFound"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -2882,7 +2899,7 @@ export interface operations {
             header?: never;
             path: {
                 /**
-                 * @description The team's integer id. An unknown id — or a team the credential does not reach — is 404; a non-integer is 400.
+                 * @description The team's integer id; a non-integer is 400 and an unknown id 404. A team the credential does not reach answers as an unknown one (404) on every operation but the team config, which answers a valid credential of another team 403.
                  * @example 1
                  */
                 team: components["parameters"]["TeamParameter"];
@@ -2907,7 +2924,7 @@ export interface operations {
             header?: never;
             path: {
                 /**
-                 * @description The team's integer id. An unknown id — or a team the credential does not reach — is 404; a non-integer is 400.
+                 * @description The team's integer id; a non-integer is 400 and an unknown id 404. A team the credential does not reach answers as an unknown one (404) on every operation but the team config, which answers a valid credential of another team 403.
                  * @example 1
                  */
                 team: components["parameters"]["TeamParameter"];
@@ -2941,7 +2958,7 @@ export interface operations {
             header?: never;
             path: {
                 /**
-                 * @description The team's integer id. An unknown id — or a team the credential does not reach — is 404; a non-integer is 400.
+                 * @description The team's integer id; a non-integer is 400 and an unknown id 404. A team the credential does not reach answers as an unknown one (404) on every operation but the team config, which answers a valid credential of another team 403.
                  * @example 1
                  */
                 team: components["parameters"]["TeamParameter"];
@@ -2971,7 +2988,7 @@ export interface operations {
             header?: never;
             path: {
                 /**
-                 * @description The team's integer id. An unknown id — or a team the credential does not reach — is 404; a non-integer is 400.
+                 * @description The team's integer id; a non-integer is 400 and an unknown id 404. A team the credential does not reach answers as an unknown one (404) on every operation but the team config, which answers a valid credential of another team 403.
                  * @example 1
                  */
                 team: components["parameters"]["TeamParameter"];
@@ -3004,7 +3021,7 @@ export interface operations {
             header?: never;
             path: {
                 /**
-                 * @description The team's integer id. An unknown id — or a team the credential does not reach — is 404; a non-integer is 400.
+                 * @description The team's integer id; a non-integer is 400 and an unknown id 404. A team the credential does not reach answers as an unknown one (404) on every operation but the team config, which answers a valid credential of another team 403.
                  * @example 1
                  */
                 team: components["parameters"]["TeamParameter"];
@@ -3053,7 +3070,7 @@ export interface operations {
             header?: never;
             path: {
                 /**
-                 * @description The team's integer id. An unknown id — or a team the credential does not reach — is 404; a non-integer is 400.
+                 * @description The team's integer id; a non-integer is 400 and an unknown id 404. A team the credential does not reach answers as an unknown one (404) on every operation but the team config, which answers a valid credential of another team 403.
                  * @example 1
                  */
                 team: components["parameters"]["TeamParameter"];
@@ -3078,7 +3095,7 @@ export interface operations {
             header?: never;
             path: {
                 /**
-                 * @description The team's integer id. An unknown id — or a team the credential does not reach — is 404; a non-integer is 400.
+                 * @description The team's integer id; a non-integer is 400 and an unknown id 404. A team the credential does not reach answers as an unknown one (404) on every operation but the team config, which answers a valid credential of another team 403.
                  * @example 1
                  */
                 team: components["parameters"]["TeamParameter"];
@@ -3114,7 +3131,7 @@ export interface operations {
             header?: never;
             path: {
                 /**
-                 * @description The team's integer id. An unknown id — or a team the credential does not reach — is 404; a non-integer is 400.
+                 * @description The team's integer id; a non-integer is 400 and an unknown id 404. A team the credential does not reach answers as an unknown one (404) on every operation but the team config, which answers a valid credential of another team 403.
                  * @example 1
                  */
                 team: components["parameters"]["TeamParameter"];
@@ -3144,7 +3161,7 @@ export interface operations {
             header?: never;
             path: {
                 /**
-                 * @description The team's integer id. An unknown id — or a team the credential does not reach — is 404; a non-integer is 400.
+                 * @description The team's integer id; a non-integer is 400 and an unknown id 404. A team the credential does not reach answers as an unknown one (404) on every operation but the team config, which answers a valid credential of another team 403.
                  * @example 1
                  */
                 team: components["parameters"]["TeamParameter"];
@@ -3177,7 +3194,7 @@ export interface operations {
             header?: never;
             path: {
                 /**
-                 * @description The team's integer id. An unknown id — or a team the credential does not reach — is 404; a non-integer is 400.
+                 * @description The team's integer id; a non-integer is 400 and an unknown id 404. A team the credential does not reach answers as an unknown one (404) on every operation but the team config, which answers a valid credential of another team 403.
                  * @example 1
                  */
                 team: components["parameters"]["TeamParameter"];
@@ -3208,7 +3225,7 @@ export interface operations {
             header?: never;
             path: {
                 /**
-                 * @description The team's integer id. An unknown id — or a team the credential does not reach — is 404; a non-integer is 400.
+                 * @description The team's integer id; a non-integer is 400 and an unknown id 404. A team the credential does not reach answers as an unknown one (404) on every operation but the team config, which answers a valid credential of another team 403.
                  * @example 1
                  */
                 team: components["parameters"]["TeamParameter"];
@@ -3239,7 +3256,7 @@ export interface operations {
             header?: never;
             path: {
                 /**
-                 * @description The team's integer id. An unknown id — or a team the credential does not reach — is 404; a non-integer is 400.
+                 * @description The team's integer id; a non-integer is 400 and an unknown id 404. A team the credential does not reach answers as an unknown one (404) on every operation but the team config, which answers a valid credential of another team 403.
                  * @example 1
                  */
                 team: components["parameters"]["TeamParameter"];
@@ -3286,7 +3303,7 @@ export interface operations {
             header?: never;
             path: {
                 /**
-                 * @description The team's integer id. An unknown id — or a team the credential does not reach — is 404; a non-integer is 400.
+                 * @description The team's integer id; a non-integer is 400 and an unknown id 404. A team the credential does not reach answers as an unknown one (404) on every operation but the team config, which answers a valid credential of another team 403.
                  * @example 1
                  */
                 team: components["parameters"]["TeamParameter"];
@@ -3316,7 +3333,7 @@ export interface operations {
             header?: never;
             path: {
                 /**
-                 * @description The team's integer id. An unknown id — or a team the credential does not reach — is 404; a non-integer is 400.
+                 * @description The team's integer id; a non-integer is 400 and an unknown id 404. A team the credential does not reach answers as an unknown one (404) on every operation but the team config, which answers a valid credential of another team 403.
                  * @example 1
                  */
                 team: components["parameters"]["TeamParameter"];
@@ -3355,7 +3372,7 @@ export interface operations {
             header?: never;
             path: {
                 /**
-                 * @description The team's integer id. An unknown id — or a team the credential does not reach — is 404; a non-integer is 400.
+                 * @description The team's integer id; a non-integer is 400 and an unknown id 404. A team the credential does not reach answers as an unknown one (404) on every operation but the team config, which answers a valid credential of another team 403.
                  * @example 1
                  */
                 team: components["parameters"]["TeamParameter"];
@@ -3390,7 +3407,7 @@ export interface operations {
             header?: never;
             path: {
                 /**
-                 * @description The team's integer id. An unknown id — or a team the credential does not reach — is 404; a non-integer is 400.
+                 * @description The team's integer id; a non-integer is 400 and an unknown id 404. A team the credential does not reach answers as an unknown one (404) on every operation but the team config, which answers a valid credential of another team 403.
                  * @example 1
                  */
                 team: components["parameters"]["TeamParameter"];
@@ -3428,7 +3445,7 @@ export interface operations {
             header?: never;
             path: {
                 /**
-                 * @description The team's integer id. An unknown id — or a team the credential does not reach — is 404; a non-integer is 400.
+                 * @description The team's integer id; a non-integer is 400 and an unknown id 404. A team the credential does not reach answers as an unknown one (404) on every operation but the team config, which answers a valid credential of another team 403.
                  * @example 1
                  */
                 team: components["parameters"]["TeamParameter"];
@@ -3464,7 +3481,7 @@ export interface operations {
             header?: never;
             path: {
                 /**
-                 * @description The team's integer id. An unknown id — or a team the credential does not reach — is 404; a non-integer is 400.
+                 * @description The team's integer id; a non-integer is 400 and an unknown id 404. A team the credential does not reach answers as an unknown one (404) on every operation but the team config, which answers a valid credential of another team 403.
                  * @example 1
                  */
                 team: components["parameters"]["TeamParameter"];
@@ -3510,7 +3527,7 @@ export interface operations {
             header?: never;
             path: {
                 /**
-                 * @description The team's integer id. An unknown id — or a team the credential does not reach — is 404; a non-integer is 400.
+                 * @description The team's integer id; a non-integer is 400 and an unknown id 404. A team the credential does not reach answers as an unknown one (404) on every operation but the team config, which answers a valid credential of another team 403.
                  * @example 1
                  */
                 team: components["parameters"]["TeamParameter"];
@@ -3535,7 +3552,7 @@ export interface operations {
             header?: never;
             path: {
                 /**
-                 * @description The team's integer id. An unknown id — or a team the credential does not reach — is 404; a non-integer is 400.
+                 * @description The team's integer id; a non-integer is 400 and an unknown id 404. A team the credential does not reach answers as an unknown one (404) on every operation but the team config, which answers a valid credential of another team 403.
                  * @example 1
                  */
                 team: components["parameters"]["TeamParameter"];
@@ -3563,7 +3580,7 @@ export interface operations {
             header?: never;
             path: {
                 /**
-                 * @description The team's integer id. An unknown id — or a team the credential does not reach — is 404; a non-integer is 400.
+                 * @description The team's integer id; a non-integer is 400 and an unknown id 404. A team the credential does not reach answers as an unknown one (404) on every operation but the team config, which answers a valid credential of another team 403.
                  * @example 1
                  */
                 team: components["parameters"]["TeamParameter"];
@@ -3593,7 +3610,7 @@ export interface operations {
             header?: never;
             path: {
                 /**
-                 * @description The team's integer id. An unknown id — or a team the credential does not reach — is 404; a non-integer is 400.
+                 * @description The team's integer id; a non-integer is 400 and an unknown id 404. A team the credential does not reach answers as an unknown one (404) on every operation but the team config, which answers a valid credential of another team 403.
                  * @example 1
                  */
                 team: components["parameters"]["TeamParameter"];
@@ -3626,7 +3643,7 @@ export interface operations {
             header?: never;
             path: {
                 /**
-                 * @description The team's integer id. An unknown id — or a team the credential does not reach — is 404; a non-integer is 400.
+                 * @description The team's integer id; a non-integer is 400 and an unknown id 404. A team the credential does not reach answers as an unknown one (404) on every operation but the team config, which answers a valid credential of another team 403.
                  * @example 1
                  */
                 team: components["parameters"]["TeamParameter"];
@@ -3672,7 +3689,7 @@ export interface operations {
             header?: never;
             path: {
                 /**
-                 * @description The team's integer id. An unknown id — or a team the credential does not reach — is 404; a non-integer is 400.
+                 * @description The team's integer id; a non-integer is 400 and an unknown id 404. A team the credential does not reach answers as an unknown one (404) on every operation but the team config, which answers a valid credential of another team 403.
                  * @example 1
                  */
                 team: components["parameters"]["TeamParameter"];
@@ -3697,7 +3714,7 @@ export interface operations {
             header?: never;
             path: {
                 /**
-                 * @description The team's integer id. An unknown id — or a team the credential does not reach — is 404; a non-integer is 400.
+                 * @description The team's integer id; a non-integer is 400 and an unknown id 404. A team the credential does not reach answers as an unknown one (404) on every operation but the team config, which answers a valid credential of another team 403.
                  * @example 1
                  */
                 team: components["parameters"]["TeamParameter"];
@@ -3741,7 +3758,7 @@ export interface operations {
             header?: never;
             path: {
                 /**
-                 * @description The team's integer id. An unknown id — or a team the credential does not reach — is 404; a non-integer is 400.
+                 * @description The team's integer id; a non-integer is 400 and an unknown id 404. A team the credential does not reach answers as an unknown one (404) on every operation but the team config, which answers a valid credential of another team 403.
                  * @example 1
                  */
                 team: components["parameters"]["TeamParameter"];
@@ -3771,7 +3788,7 @@ export interface operations {
             header?: never;
             path: {
                 /**
-                 * @description The team's integer id. An unknown id — or a team the credential does not reach — is 404; a non-integer is 400.
+                 * @description The team's integer id; a non-integer is 400 and an unknown id 404. A team the credential does not reach answers as an unknown one (404) on every operation but the team config, which answers a valid credential of another team 403.
                  * @example 1
                  */
                 team: components["parameters"]["TeamParameter"];
@@ -3804,7 +3821,7 @@ export interface operations {
             header?: never;
             path: {
                 /**
-                 * @description The team's integer id. An unknown id — or a team the credential does not reach — is 404; a non-integer is 400.
+                 * @description The team's integer id; a non-integer is 400 and an unknown id 404. A team the credential does not reach answers as an unknown one (404) on every operation but the team config, which answers a valid credential of another team 403.
                  * @example 1
                  */
                 team: components["parameters"]["TeamParameter"];
@@ -3845,7 +3862,7 @@ export interface operations {
             header?: never;
             path: {
                 /**
-                 * @description The team's integer id. An unknown id — or a team the credential does not reach — is 404; a non-integer is 400.
+                 * @description The team's integer id; a non-integer is 400 and an unknown id 404. A team the credential does not reach answers as an unknown one (404) on every operation but the team config, which answers a valid credential of another team 403.
                  * @example 1
                  */
                 team: components["parameters"]["TeamParameter"];
@@ -3875,7 +3892,7 @@ export interface operations {
             header?: never;
             path: {
                 /**
-                 * @description The team's integer id. An unknown id — or a team the credential does not reach — is 404; a non-integer is 400.
+                 * @description The team's integer id; a non-integer is 400 and an unknown id 404. A team the credential does not reach answers as an unknown one (404) on every operation but the team config, which answers a valid credential of another team 403.
                  * @example 1
                  */
                 team: components["parameters"]["TeamParameter"];
@@ -3910,7 +3927,7 @@ export interface operations {
             header?: never;
             path: {
                 /**
-                 * @description The team's integer id. An unknown id — or a team the credential does not reach — is 404; a non-integer is 400.
+                 * @description The team's integer id; a non-integer is 400 and an unknown id 404. A team the credential does not reach answers as an unknown one (404) on every operation but the team config, which answers a valid credential of another team 403.
                  * @example 1
                  */
                 team: components["parameters"]["TeamParameter"];
@@ -3945,7 +3962,7 @@ export interface operations {
             header?: never;
             path: {
                 /**
-                 * @description The team's integer id. An unknown id — or a team the credential does not reach — is 404; a non-integer is 400.
+                 * @description The team's integer id; a non-integer is 400 and an unknown id 404. A team the credential does not reach answers as an unknown one (404) on every operation but the team config, which answers a valid credential of another team 403.
                  * @example 1
                  */
                 team: components["parameters"]["TeamParameter"];
@@ -3973,7 +3990,7 @@ export interface operations {
             header?: never;
             path: {
                 /**
-                 * @description The team's integer id. An unknown id — or a team the credential does not reach — is 404; a non-integer is 400.
+                 * @description The team's integer id; a non-integer is 400 and an unknown id 404. A team the credential does not reach answers as an unknown one (404) on every operation but the team config, which answers a valid credential of another team 403.
                  * @example 1
                  */
                 team: components["parameters"]["TeamParameter"];

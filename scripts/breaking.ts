@@ -1,6 +1,7 @@
 // Breaking-change guard: `npm run breaking -- <git-ref>` compares the contract in the working
 // tree with the one at <git-ref> and fails on a breaking change that no CHANGELOG.md entry added
-// since <git-ref> declares. Exit 0: none undeclared; 1: some undeclared; 2: usage or setup error.
+// since <git-ref> declares (an operation removed from `paths` is also declared by adding it to
+// the document's `x-removed-operations`). Exit 0: none undeclared; 1: some undeclared; 2: usage or setup error.
 import { execFile, execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -9,10 +10,12 @@ import { promisify } from 'node:util';
 
 type Json = any; // a dereferenced OpenAPI document, walked loosely
 type Finding = { operation: string; message: string };
-/** Property paths in a schema (`body.key`, `data[].id`) → whether required, and every path where a schema sits. */
+/** Property paths in a schema (`body.key`, `data[].id`) → whether required, every path where a schema sits, and the enums there. */
 interface Fields {
   properties: Map<string, boolean>;
   locations: Set<string>;
+  /** path → the values its enums allow (JSON), when a schema there has an enum. */
+  enums: Map<string, Set<string>>;
 }
 
 const METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'];
@@ -66,12 +69,17 @@ function operationsOf(doc: Json): Map<string, Json> {
 function collectFields(
   schema: Json,
   at: string,
-  fields: Fields = { properties: new Map(), locations: new Set() },
+  fields: Fields = { properties: new Map(), locations: new Set(), enums: new Map() },
   onPath = new Set<Json>(),
 ): Fields {
   if (!schema || typeof schema !== 'object' || onPath.has(schema)) return fields;
   onPath.add(schema);
   fields.locations.add(at);
+  if (Array.isArray(schema.enum)) {
+    const allowed = fields.enums.get(at) ?? new Set<string>();
+    for (const value of schema.enum) allowed.add(JSON.stringify(value));
+    fields.enums.set(at, allowed);
+  }
   const child = (name: string) => (at ? `${at}.${name}` : name);
   const required: string[] = Array.isArray(schema.required) ? schema.required : [];
   // A property may be declared in one allOf branch and required in another: required wins.
@@ -113,6 +121,16 @@ function removedFields(before: Json, after: Json): string[] {
   return removed.filter((path) => !removedSet.has(containerOf(path).replace(/(\[\])+$/, '')));
 }
 
+/** `body.type: enum value "count" removed`: values clients may send that are no longer accepted. */
+function narrowedEnums(before: Json, after: Json, at: string): string[] {
+  const now = collectFields(after, at).enums;
+  return [...collectFields(before, at).enums].flatMap(([path, allowed]) => {
+    const still = now.get(path);
+    const removed = still ? [...allowed].filter((value) => !still.has(value)) : [];
+    return removed.length > 0 ? [`${path}: enum value ${removed.join(', ')} removed`] : [];
+  });
+}
+
 function compareRequest(before: Json, after: Json): string[] {
   const oldContent = before?.requestBody?.content ?? {};
   const messages = new Set<string>();
@@ -122,8 +140,24 @@ function compareRequest(before: Json, after: Json): string[] {
     for (const path of newlyRequiredFields(oldContent[mediaType]?.schema, media.schema)) {
       messages.add(`request field ${path} became required`);
     }
+    for (const narrowed of narrowedEnums(oldContent[mediaType]?.schema, media.schema, 'body')) messages.add(`request field ${narrowed}`);
   }
   return [...messages];
+}
+
+/** Parameters a client sends that are gone, became required, or accept fewer values. */
+function compareParameters(before: Json, after: Json): string[] {
+  const byKey = (operation: Json) => new Map<string, Json>((operation.parameters ?? []).map((p: Json) => [`${p.in} parameter ${p.name}`, p]));
+  const now = byKey(after);
+  const messages: string[] = [];
+  for (const [key, old] of byKey(before)) {
+    const current = now.get(key);
+    if (!current) messages.push(`${key} removed`);
+    else if (current.required && !old.required) messages.push(`${key} became required`);
+    if (current) messages.push(...narrowedEnums(old.schema, current.schema, key).map((narrowed) => narrowed.replace(`${key}[]`, key)));
+  }
+  for (const [key, added] of now) if (added.required && !byKey(before).has(key)) messages.push(`${key} added as required`);
+  return messages;
 }
 
 function compareResponses(before: Json, after: Json): string[] {
@@ -149,7 +183,7 @@ function breakingChanges(before: Json, after: Json): Finding[] {
   for (const [operation, oldOperation] of operationsOf(before)) {
     const newOperation = now.get(operation);
     const messages = newOperation
-      ? [...compareRequest(oldOperation, newOperation), ...compareResponses(oldOperation, newOperation)]
+      ? [...compareParameters(oldOperation, newOperation), ...compareRequest(oldOperation, newOperation), ...compareResponses(oldOperation, newOperation)]
       : ['operation removed'];
     findings.push(...messages.map((message) => ({ operation, message })));
   }
@@ -181,8 +215,15 @@ function declaringEntries(changelogBefore: string, changelogNow: string): string
   return changelogEntries(changelogNow).filter((entry) => !old.has(entry) && /breaking/i.test(entry));
 }
 
+/** `METHOD /path` of the removals the document's `x-removed-operations` lists now and did not at the ref. */
+function listedRemovals(before: Json, after: Json): Set<string> {
+  const listed = (doc: Json) => (doc['x-removed-operations'] ?? []).map((removed: Json) => `${removed.method} ${removed.path}`);
+  const old = new Set(listed(before));
+  return new Set(listed(after).filter((key: string) => !old.has(key)));
+}
+
 /** Prints the findings and answers the exit code: 1 when any is undeclared. */
-function report(ref: string, findings: Finding[], declarations: string[]): number {
+function report(ref: string, findings: Finding[], declarations: string[], removals: Set<string>): number {
   if (findings.length === 0) {
     console.log(`no breaking changes since ${ref}`);
     return 0;
@@ -190,9 +231,11 @@ function report(ref: string, findings: Finding[], declarations: string[]): numbe
   console.log(`breaking changes since ${ref}:`);
   let undeclared = 0;
   for (const { operation, message } of findings) {
-    const declared = declarations.some((entry) => namesOperation(entry, operation));
+    // An operation moved from paths to x-removed-operations is a removal the document itself declares.
+    const listed = message === 'operation removed' && removals.has(operation);
+    const declared = listed || declarations.some((entry) => namesOperation(entry, operation));
     if (!declared) undeclared++;
-    console.log(`  ${operation}: ${message} — ${declared ? 'declared in CHANGELOG.md' : 'NOT declared'}`);
+    console.log(`  ${operation}: ${message} — ${listed ? 'declared in x-removed-operations' : declared ? 'declared in CHANGELOG.md' : 'NOT declared'}`);
   }
   if (undeclared === 0) return 0;
   console.log(`${undeclared} undeclared: add a CHANGELOG.md entry marked Breaking naming each as \`METHOD /path\`.`);
@@ -213,7 +256,7 @@ async function main(ref: string | undefined): Promise<number> {
       bundleDereferenced(process.cwd(), join(scratch, 'new.json')),
     ]);
     const changelogNow = existsSync('CHANGELOG.md') ? readFileSync('CHANGELOG.md', 'utf8') : '';
-    return report(ref, breakingChanges(before, after), declaringEntries(changelogAt(ref), changelogNow));
+    return report(ref, breakingChanges(before, after), declaringEntries(changelogAt(ref), changelogNow), listedRemovals(before, after));
   } finally {
     rmSync(scratch, { recursive: true, force: true });
   }

@@ -10,6 +10,7 @@ import openapiTS, { astToString } from 'openapi-typescript';
 import ts from 'typescript';
 import YAML from 'yaml';
 import { withCodeSamples } from './code-samples';
+import { withRemovedOperations } from './removed-operations';
 
 const root = resolve(import.meta.dirname, '..');
 const outDir = join(root, 'generated');
@@ -81,11 +82,12 @@ function packageJson(version: string): string {
       './types': { types: './api.d.ts' },
       './openapi.json': './openapi.json',
       './openapi.yaml': './openapi.yaml',
+      './removed-operations.json': './removed-operations.json',
       './package.json': './package.json',
     },
     main: './client.js',
     types: './client.d.ts',
-    files: ['client.js', 'client.d.ts', 'api.d.ts', 'openapi.json', 'openapi.yaml', 'README.md'],
+    files: ['client.js', 'client.d.ts', 'api.d.ts', 'openapi.json', 'openapi.yaml', 'removed-operations.json', 'README.md'],
     sideEffects: false,
     engines: ours.engines,
     dependencies: { 'openapi-fetch': ours.dependencies['openapi-fetch'] },
@@ -95,13 +97,15 @@ function packageJson(version: string): string {
 }
 
 async function render(): Promise<Record<string, string>> {
-  const document = withCodeSamples(bundle());
+  const document = withRemovedOperations(withCodeSamples(bundle()));
   const json = JSON.stringify(document, null, 2) + '\n';
   const types = `// ${HEADER}\n` + astToString(await openapiTS(JSON.parse(json)));
   const version = document.info.version;
   return {
     'openapi.json': json,
     'openapi.yaml': `# ${HEADER}\n` + YAML.stringify(document, { lineWidth: 0 }),
+    // The removed operations on their own, for a linter or generator that warns about calls to them.
+    'removed-operations.json': JSON.stringify(document['x-removed-operations'] ?? [], null, 2) + '\n',
     'api.d.ts': types,
     ...compileClient(types),
     'package.json': packageJson(version),

@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { parseDocument, type Document, type YAMLSeq } from 'yaml';
+import { Document, parseDocument, type YAMLMap, type YAMLSeq } from 'yaml';
 
 const project = resolve(import.meta.dirname, '../..');
 const tsx = join(project, 'node_modules/.bin/tsx');
@@ -23,11 +23,15 @@ function commitAll(repo: string, message: string): void {
   git(repo, 'commit', '-q', '--no-gpg-sign', '-m', message);
 }
 
-/** A copy of the template repository: the contract and changelog committed once. */
-function scratchRepo(): string {
+/** A copy of the template repository: the contract and changelog committed once (then `setup`'s change, if any). */
+function scratchRepo(setup?: (repo: string) => void): string {
   const repo = mkdtempSync(join(tmpdir(), 'breaking-test-'));
   scratchDirs.push(repo);
   cpSync(template, repo, { recursive: true });
+  if (setup) {
+    setup(repo);
+    commitAll(repo, 'setup');
+  }
   return repo;
 }
 
@@ -78,6 +82,8 @@ interface BreakingChange {
   finding: string;
   /** A new CHANGELOG.md entry that declares the change. */
   declaration: string;
+  /** A change committed first, at the ref the guard compares against. */
+  setup?: (repo: string) => void;
   apply: (repo: string) => void;
 }
 
@@ -112,12 +118,67 @@ const breakingChanges: BreakingChange[] = [
     declaration: '- **Removal (breaking):** `email` from `GET /api/user`.',
     apply: removeUserEmail,
   },
+  {
+    kind: 'a response field is removed from the elements of an array',
+    finding: 'POST /api/teams/{team}/ingest/batch: response 200 field data[].error removed',
+    declaration: '- **Removal (breaking):** `error` from the items of `POST /api/teams/{team}/ingest/batch`.',
+    apply: (repo) => editYaml(repo, 'openapi/components/schemas/IngestBatchItem.yaml', (doc) => doc.deleteIn(['properties', 'error'])),
+  },
+  ...(['allOf', 'oneOf'] as const).map((composition) => ({
+    kind: `a response field is removed inside ${composition}`,
+    finding: 'GET /api/user: response 200 field data.email removed',
+    declaration: '- **Removal (breaking):** `email` from `GET /api/user`.',
+    setup: (repo: string) => wrapUserIn(repo, composition),
+    apply: (repo: string) => removeUserEmail(repo, [composition, 0]),
+  })),
+  {
+    kind: 'a request field inside a nested object becomes required',
+    finding: 'POST /api/teams/{team}/ingest: request field body.participant.notes became required',
+    declaration:
+      '- **Modification (breaking):** `participant.notes` is required by `POST /api/teams/{team}/ingest` and\n  `POST /api/teams/{team}/ingest/batch`.',
+    apply: (repo) =>
+      editYaml(repo, 'openapi/components/schemas/IngestParticipant.yaml', (doc) => (doc.get('required') as YAMLSeq).add('notes')),
+  },
+  {
+    kind: "a request field's enum is narrowed",
+    finding: 'POST /api/teams/{team}/events: request field body.type: enum value "count" removed',
+    declaration: '- **Modification (breaking):** `POST /api/teams/{team}/events` takes only `unique` events.',
+    apply: (repo) =>
+      editYaml(repo, 'openapi/components/schemas/EventCreate.yaml', (doc) => doc.setIn(['properties', 'type'], { type: 'string', enum: ['unique'] })),
+  },
+  {
+    kind: "a query parameter's enum is narrowed",
+    finding: 'GET /api/teams: query parameter sort: enum value "-name" removed',
+    declaration: '- **Modification (breaking):** `GET /api/teams` no longer sorts by `-name`.',
+    apply: (repo) =>
+      editYaml(repo, 'openapi/components/parameters/Sort.yaml', (doc) => {
+        const values = doc.getIn(['schema', 'enum']) as YAMLSeq;
+        values.delete(values.items.findIndex((item) => String(item) === '-name'));
+      }),
+  },
+  {
+    kind: 'a query parameter is removed',
+    finding: 'GET /api/teams/{team}/features: query parameter per_page removed',
+    declaration: '- **Removal (breaking):** `per_page` from `GET /api/teams/{team}/features`.',
+    apply: (repo) =>
+      editYaml(repo, 'openapi/paths/teams_{team}_features.yaml', (doc) => {
+        const parameters = doc.getIn(['get', 'parameters']) as YAMLSeq;
+        parameters.delete(parameters.items.findIndex((item) => String((item as YAMLMap).get('$ref')).endsWith('PerPage.yaml')));
+      }),
+  },
 ];
 
-function removeUserEmail(repo: string): void {
+/** User.yaml's schema moved, as it is, into the single branch of an allOf or a oneOf. */
+function wrapUserIn(repo: string, composition: 'allOf' | 'oneOf'): void {
+  const path = join(repo, 'openapi/components/schemas/User.yaml');
+  const doc = parseDocument(readFileSync(path, 'utf8'));
+  writeFileSync(path, new Document({ [composition]: [doc.toJS()] }).toString());
+}
+
+function removeUserEmail(repo: string, at: Array<string | number> = []): void {
   editYaml(repo, 'openapi/components/schemas/User.yaml', (doc) => {
-    doc.deleteIn(['properties', 'email']);
-    const required = doc.get('required') as YAMLSeq;
+    doc.deleteIn([...at, 'properties', 'email']);
+    const required = doc.getIn([...at, 'required']) as YAMLSeq;
     required.delete(required.items.findIndex((item) => String(item) === 'email'));
   });
 }
@@ -125,7 +186,7 @@ function removeUserEmail(repo: string): void {
 describe.concurrent('npm run breaking -- <git-ref>', { timeout: 300_000 }, () => {
   for (const change of breakingChanges) {
     it(`when ${change.kind} and no new CHANGELOG entry declares it, then it fails naming the change`, async () => {
-      const repo = scratchRepo();
+      const repo = scratchRepo(change.setup);
       change.apply(repo); // left in the working tree, compared against HEAD
 
       const { code, output } = await runGuard(repo, 'HEAD');
@@ -135,7 +196,7 @@ describe.concurrent('npm run breaking -- <git-ref>', { timeout: 300_000 }, () =>
     });
 
     it(`when ${change.kind} and a new breaking CHANGELOG entry names the operation, then it passes`, async () => {
-      const repo = scratchRepo();
+      const repo = scratchRepo(change.setup);
       change.apply(repo);
       addChangelogEntries(repo, change.declaration);
       commitAll(repo, 'breaking change'); // committed, compared against the commit before
@@ -147,6 +208,21 @@ describe.concurrent('npm run breaking -- <git-ref>', { timeout: 300_000 }, () =>
       expect(code).toBe(0);
     });
   }
+
+  it('when an operation is moved from paths to x-removed-operations, then the removal is declared without a CHANGELOG entry', async () => {
+    const repo = scratchRepo();
+    breakingChanges[0].apply(repo);
+    editYaml(repo, 'openapi/openapi.yaml', (doc) =>
+      (doc.get('x-removed-operations') as YAMLSeq).add(
+        doc.createNode({ method: 'DELETE', path: '/api/teams/{team}/features/{feature}', removed_in: '9.0.0', replaced_by: null, reason: 'Flags are turned off.' }),
+      ),
+    );
+
+    const { code, output } = await runGuard(repo, 'HEAD');
+
+    expect(output).toContain('DELETE /api/teams/{team}/features/{feature}: operation removed — declared in x-removed-operations');
+    expect(code).toBe(0);
+  });
 
   it('when nothing changed, then it passes with "no breaking changes"', async () => {
     const { code, output } = await runGuard(scratchRepo(), 'HEAD');

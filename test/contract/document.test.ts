@@ -356,6 +356,44 @@ describe('3. removed operations and properties, headers, security', () => {
     expect(operationByKey.has(removed.key)).toBe(false);
   });
 
+  const listed: Array<{ method: string; path: string; removed_in: string; replaced_by: { method: string; path: string; how: string } | null; reason: string }> =
+    doc['x-removed-operations'];
+
+  it('the root extension x-removed-operations lists exactly the removed operations of the interface, none of them a path of the document', () => {
+    expect(listed.map((r) => `${r.method} ${r.path}`).sort()).toEqual(published.removedOperations.map((r) => r.key).sort());
+    expect(listed.filter((r) => r.path in doc.paths)).toEqual([]);
+  });
+
+  it('each listed removal names the version that removed it, a version of the changelog, and its replacement — an operation of the document — or, with none, why', () => {
+    const changelog = readFileSync(new URL('../../CHANGELOG.md', import.meta.url), 'utf8');
+    for (const removed of listed) {
+      expect(changelog, removed.path).toContain(`— ${removed.removed_in}\n`);
+      expect(changelog, removed.path).toContain(`\`${removed.method} ${removed.path}\``);
+      expect(removed.reason.length, removed.path).toBeGreaterThan(10);
+      if (removed.replaced_by) expect(operationByKey.has(`${removed.replaced_by.method} ${removed.replaced_by.path}` as OperationKey), removed.path).toBe(true);
+    }
+    expect(listed.filter((r) => r.replaced_by).map((r) => r.path.split('/').pop())).toEqual(['enroll', 'impressions', 'hit']);
+  });
+
+  it('the description has a "Removed operations" section with a row for each listed removal, and says the extension exists', () => {
+    const description: string = doc.info.description;
+    const section = description.slice(description.indexOf('\n## Removed operations\n'));
+    expect(section).toContain('`x-removed-operations`');
+    const rows = section.split('\n').filter((line) => line.startsWith('| `'));
+    expect(rows).toEqual(listed.map((r) => expect.stringContaining(`| \`${r.method} ${r.path}\` | ${r.removed_in} | `)));
+  });
+
+  it('the team parameter and the config say the same of a team the credential does not reach: 404 everywhere, 403 on the config', () => {
+    const team = doc.components.parameters.TeamParameter.description as string;
+    expect(team).toMatch(/does\s+not reach answers as an unknown one \(404\) on every operation but the team config, which answers\s+a valid credential of another team 403/);
+    const config = operationByKey.get('GET /api/teams/{team}/config' as OperationKey)!;
+    const responseOf = (status: string) => config.responses.find((r) => r.status === status)!.node;
+    expect(responseOf('403').description).toMatch(/belongs to another team/);
+    expect(responseOf('404').description).not.toMatch(/reaches\./);
+    const teamNotFoundUsers = operations.filter((o) => o.op.responses['404']?.$ref === '#/components/responses/TeamNotFound').map((o) => o.key);
+    expect(teamNotFoundUsers).not.toContain('GET /api/teams/{team}/config');
+  });
+
   const FORBIDDEN_PROPERTIES = ['algorithm_type', 'jsonapi', 'included'];
   it('when every schema is walked, then none names algorithm_type, jsonapi or included as a property', () => {
     const offending: string[] = [];

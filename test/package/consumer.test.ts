@@ -94,7 +94,16 @@ describe('the consumer package (generated/)', () => {
   afterAll(() => rmSync(scratch, { recursive: true, force: true }));
 
   it('when packed, then it holds the contract, the types and the compiled client only, versioned as the contract', () => {
-    expect(packed.files.map((f) => f.path).sort()).toEqual(['README.md', 'api.d.ts', 'client.d.ts', 'client.js', 'openapi.json', 'openapi.yaml', 'package.json']);
+    expect(packed.files.map((f) => f.path).sort()).toEqual([
+      'README.md',
+      'api.d.ts',
+      'client.d.ts',
+      'client.js',
+      'openapi.json',
+      'openapi.yaml',
+      'package.json',
+      'removed-operations.json',
+    ]);
     expect(packed.filename).toBe(`experimentation-api-${contract.info.version}.tgz`);
     console.log(`[package] ${packed.filename}: ${packed.files.length} files, ${(packed.size / 1024).toFixed(1)} KiB packed, ${(packed.unpackedSize / 1024).toFixed(1)} KiB unpacked`);
   });
@@ -106,14 +115,25 @@ describe('the consumer package (generated/)', () => {
     console.log(`[package] installs ${names.length - 1} dependencies: ${names.slice(1).join(', ')}`);
   });
 
-  it('when the entry points are resolved by Node, then ., ./openapi.json and ./openapi.yaml resolve to files of the package', async () => {
-    const script = `for (const s of ['experimentation-api', 'experimentation-api/openapi.json', 'experimentation-api/openapi.yaml']) console.log(import.meta.resolve(s));`;
+  it('when the entry points are resolved by Node, then ., ./openapi.json, ./openapi.yaml and ./removed-operations.json resolve to files of the package', async () => {
+    const entries = ['experimentation-api', 'experimentation-api/openapi.json', 'experimentation-api/openapi.yaml', 'experimentation-api/removed-operations.json'];
+    const script = `for (const s of ${JSON.stringify(entries)}) console.log(import.meta.resolve(s));`;
     const { stdout } = await run(process.execPath, ['--input-type=module', '-e', script], { cwd: project });
     expect(stdout.trim().split('\n').map((url) => url.replace(/^.*node_modules\//, ''))).toEqual([
       'experimentation-api/client.js',
       'experimentation-api/openapi.json',
       'experimentation-api/openapi.yaml',
+      'experimentation-api/removed-operations.json',
     ]);
+  });
+
+  it('when installed, then it ships the removed operations — on their own and in the document — the same seven', async () => {
+    const installed = join(project, 'node_modules/experimentation-api');
+    const alone = JSON.parse(readFileSync(join(installed, 'removed-operations.json'), 'utf8')) as Array<{ method: string; path: string }>;
+    const inDocument = JSON.parse(readFileSync(join(installed, 'openapi.json'), 'utf8'))['x-removed-operations'];
+    expect(alone).toEqual(inDocument);
+    expect(alone.map((removed) => `${removed.method} ${removed.path}`)).toContain('POST /api/teams/{team}/hit');
+    expect(alone).toHaveLength(7);
   });
 
   it('when a program is type-checked with NodeNext and with bundler resolution, then it passes, and a wrong body fails', async () => {

@@ -134,7 +134,13 @@ describe.skipIf(!hasChromium)('GET /docs in headless Chromium', () => {
     // The description's sections come first in the sidebar, the quickstart leading; the changelog is one of them.
     const sections = (await menu.locator('[data-component-name="Menu/MenuItem"].menu-item-type-default').allInnerTexts()).map((text) => text.trim());
     expect(sections.slice(0, 2)).toEqual(['Experimentation Service API', 'Quickstart']);
-    expect(sections).toContain('Changelog');
+    expect(sections.slice(sections.indexOf('Removed operations'), sections.indexOf('Changelog') + 1)).toEqual(['Removed operations', 'Changelog']);
+    // The removed operations section shows each of them with what replaces it.
+    await menu.locator('[data-component-name="Menu/MenuItem"].menu-item-type-default').filter({ hasText: /^Removed operations$/ }).click();
+    await expect.poll(() => page.locator('body').innerText()).toContain('POST /api/teams/{team}/hit');
+    const removedRows = await page.locator('table:has(th:text-is("use instead")) tbody tr').allInnerTexts();
+    expect(removedRows).toHaveLength(7);
+    expect(removedRows.find((row) => row.includes('/enroll'))).toContain('POST /api/teams/{team}/ingest');
 
     // No image fails to load (Redoc's footer logo is inlined; the page may load nothing from elsewhere).
     // (Expressions run in the page, written as text: this project's TypeScript has no DOM types.)
