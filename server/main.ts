@@ -87,7 +87,7 @@ server.on('error', (error) => {
 });
 
 server.listen(settings.port, settings.host, () => {
-  logger.info({ port: settings.port, host: settings.host, storage: storage.engine }, `listening on http://${settings.host}:${settings.port} (docs at /docs)`);
+  logger.info({ port: settings.port, host: settings.host, storage: storage.engine, durability: storage.durability }, `listening on http://${settings.host}:${settings.port} (docs at /docs)`);
 });
 
 /**

@@ -10,19 +10,38 @@ export function failing(usage: string): Fail {
   };
 }
 
+/** A command line that ends the command before it runs: `--help` (code 0, the usage) or a usage error (code 2). */
+export class CommandLineExit extends Error {
+  constructor(
+    readonly code: 0 | 2,
+    readonly text: string,
+  ) {
+    super(text);
+  }
+}
+
+/** For a command run in process: a usage error is thrown as a CommandLineExit instead of exiting. */
+export function refusing(usage: string): Fail {
+  return (message) => {
+    throw new CommandLineExit(2, `${message}\n\n${usage}`);
+  };
+}
+
 /**
- * The command line read with node:util's parseArgs: `--help` prints the usage and exits 0; an
- * unknown or malformed option is a `fail`. (Callers declare `fail` with its type, `const fail:
- * Fail = failing(usage)`, so that TypeScript knows it does not return.)
+ * The command line read with node:util's parseArgs: `--help` prints the usage and exits 0 (or,
+ * given `args` — a command run in process — throws CommandLineExit(0)); an unknown or malformed
+ * option is a `fail`. (Callers declare `fail` with its type, `const fail: Fail = failing(usage)`,
+ * so that TypeScript knows it does not return.)
  */
-export function readCommandLine<const Options extends NonNullable<ParseArgsConfig['options']>>(usage: string, fail: Fail, options: Options) {
+export function readCommandLine<const Options extends NonNullable<ParseArgsConfig['options']>>(usage: string, fail: Fail, options: Options, args?: string[]) {
   let parsed;
   try {
-    parsed = parseArgs({ allowPositionals: true, options });
+    parsed = parseArgs({ args, allowPositionals: true, options });
   } catch (error) {
     fail(error instanceof Error ? error.message : String(error));
   }
   if ((parsed.values as Record<string, unknown>).help) {
+    if (args) throw new CommandLineExit(0, usage);
     console.log(usage);
     process.exit(0);
   }

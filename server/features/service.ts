@@ -59,8 +59,7 @@ export async function updateFeature(db: Db, team: TeamRow, key: string, input: F
     await requireRoomForValue(trx, team, input.value, feature.id);
     return onDuplicate(store.updateFeature(trx, feature.id, team.id, { ...input, updated_at: now() }), () => duplicateKey(team, input.key ?? key));
   });
-  // Deleted by a concurrent request between the read and the write.
-  if (!row) throw featureNotFound(team, key);
+  if (!row) throw new NotFound(`Feature '${key}' of team ${team.id} was deleted by another request while this one was updating it; nothing was changed.`);
   return store.toFeature(row);
 }
 

@@ -18,6 +18,8 @@ export interface Storage {
   engine: Engine;
   /** Runs a unit of work in a transaction shared with concurrent units: one commit for all. */
   batched: Batched;
+  /** SQLite: what the connection reports for its journal and sync modes (WAL, 2 = FULL); logged at start-up. */
+  durability?: { journal_mode: string; synchronous: number };
   close(): Promise<void>;
 }
 
@@ -62,8 +64,12 @@ function openSqlite(dataDir: string, busyTimeoutMs: number): Storage {
   database.pragma('synchronous = FULL');
   database.pragma('foreign_keys = ON');
   database.pragma(`busy_timeout = ${Math.max(0, Math.round(busyTimeoutMs))}`);
+  const durability = {
+    journal_mode: String(database.pragma('journal_mode', { simple: true })),
+    synchronous: Number(database.pragma('synchronous', { simple: true })),
+  };
   const db = new Kysely<Database>({ dialect: new ImmediateSqliteDialect({ database: reusingStatements(database) }) });
-  return { db, engine: 'sqlite', batched: groupCommit(db, 'sqlite'), close: () => db.destroy() };
+  return { db, engine: 'sqlite', batched: groupCommit(db, 'sqlite'), durability, close: () => db.destroy() };
 }
 
 function openPostgres(connectionString: string, poolSize = 10, connectTimeoutMs = DEFAULT_CONNECT_TIMEOUT_MS): Storage {

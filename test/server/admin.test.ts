@@ -7,21 +7,29 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { createToken } from '../../server/admin/service';
+import { runAdmin } from '../../server/cli/admin-command';
+import { settingsFromEnv } from '../../server/settings';
+import { openStorage } from '../../server/storage/database';
+import { BUILT_ADMIN } from '../support/build';
 import { engines, useServer } from '../support/engines';
 import { freshStorage } from '../support/process';
 
 /**
- * The admin CLI as operators run it: a child process on the storage of a running server
- * (the server's DATA_DIR for SQLite, its scratch DATABASE_URL for PostgreSQL).
+ * The admin CLI on the storage of a running server (the server's DATA_DIR for SQLite, its scratch
+ * DATABASE_URL for PostgreSQL): most cases run its command in process (`runAdmin`, what the
+ * entry runs, opening storage as the entry does); what only a process shows — exit codes, the
+ * entry itself, standard input, a process beside a busy server or a held SQLite lock — runs
+ * `npm run admin`'s script as a child process.
  */
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
-const tsx = `${root}node_modules/.bin/tsx`;
 
 interface Run {
   code: number | null;
   stdout: string;
   stderr: string;
+  /** In process only: whether storage was opened. */
+  opened?: boolean;
 }
 
 interface CreatedTeam {
@@ -31,18 +39,34 @@ interface CreatedTeam {
   ingest_key: string;
 }
 
-/** Runs `admin.ts …args` asynchronously (the in-process server keeps serving meanwhile). */
-function admin(storageEnv: Record<string, string>, ...args: string[]): Promise<Run> {
-  return adminWithInput(storageEnv, '', ...args);
+/** Runs the admin command in this process, on `storageEnv` as the entry reads it from the environment. */
+async function admin(storageEnv: Record<string, string>, ...args: string[]): Promise<Run> {
+  const run: Run = { code: null, stdout: '', stderr: '', opened: false };
+  const settings = settingsFromEnv({ DATA_DIR: storageEnv.DATA_DIR, DATABASE_URL: storageEnv.DATABASE_URL });
+  try {
+    run.code = await runAdmin(args, {
+      out: (text) => (run.stdout += `${text}\n`),
+      err: (text) => (run.stderr += `${text}\n`),
+      stdin: () => '',
+      open: () => {
+        run.opened = true;
+        return openStorage(settings);
+      },
+    });
+  } catch (error) {
+    run.code = 1;
+    run.stderr += String(error);
+  }
+  return run;
 }
 
-/** The same, with `input` on standard input. */
-function adminWithInput(storageEnv: Record<string, string>, input: string, ...args: string[]): Promise<Run> {
+/** Runs the admin CLI (server/cli/admin.ts, compiled once by the global setup) as a child process, with `input` on standard input. */
+function adminProcess(storageEnv: Record<string, string>, input: string, ...args: string[]): Promise<Run> {
   const env: NodeJS.ProcessEnv = { ...process.env, ...storageEnv };
   if (!storageEnv.DATABASE_URL) delete env.DATABASE_URL;
   if (!storageEnv.DATA_DIR) delete env.DATA_DIR;
   return new Promise((resolve) => {
-    const child = execFile(tsx, ['server/cli/admin.ts', ...args], { cwd: root, env, timeout: 180_000 }, (error, stdout, stderr) => {
+    const child = execFile(process.execPath, [BUILT_ADMIN, ...args], { cwd: root, env, timeout: 180_000 }, (error, stdout, stderr) => {
       resolve({ code: error ? ((error as { code?: number }).code ?? 1) : 0, stdout, stderr });
     });
     child.stdin?.end(input);
@@ -83,17 +107,28 @@ describe.concurrent('admin CLI arguments', () => {
     const dataDir = join(parent, 'data');
     try {
       const result = await admin({ DATA_DIR: dataDir }, ...(args as string[]));
-      expect(result.code).not.toBe(0);
+      expect(result.code).toBe(2);
       expect(result.stderr).toMatch(message as RegExp);
+      expect(result.stderr).toContain('Usage: npm run admin');
       expect(result.stdout).toBe('');
+      expect(result.opened).toBe(false);
       expect(existsSync(dataDir)).toBe(false);
     } finally {
       rmSync(parent, { recursive: true, force: true });
     }
   });
 
-  it('when --help is given, then the usage is printed on stdout and it exits 0', async () => {
-    const result = await admin({ DATA_DIR: join(tmpdir(), 'admin-test-unused') }, '--help');
+  it('when the process is given a mistyped command, then it exits 2 with the message and the usage on stderr, nothing on stdout', async () => {
+    const dataDir = join(tmpdir(), `admin-test-unused-${process.pid}`);
+    const result = await adminProcess({ DATA_DIR: dataDir }, '', 'create-teem', '--name', 'Typo', '--email', 'typo@example.com');
+    expect(result.code).toBe(2);
+    expect(result.stderr).toMatch(/Unknown command 'create-teem'[\s\S]*Usage: npm run admin/);
+    expect(result.stdout).toBe('');
+    expect(existsSync(dataDir)).toBe(false);
+  });
+
+  it('when the process is given --help, then the usage is printed on stdout and it exits 0', async () => {
+    const result = await adminProcess({ DATA_DIR: join(tmpdir(), 'admin-test-unused') }, '', '--help');
     expect(result.code).toBe(0);
     expect(result.stdout).toMatch(/Usage: npm run admin/);
     expect(result.stdout).toMatch(/revoke-token --token/);
@@ -119,6 +154,7 @@ const newEmail = (local = 'ada') => `${local}+${process.pid}-${++emails}@example
 describe.each(engines)('admin CLI on %s', (engine) => {
   const server = useServer(engine);
   const run = (...args: string[]) => admin(server().storageEnv, ...args);
+  const runProcess = (...args: string[]) => adminProcess(server().storageEnv, '', ...args);
   const get = (path: string, credential: string) =>
     fetch(server().baseUrl + path, { headers: { authorization: `Bearer ${credential}` } }).then(async (response) => ({
       status: response.status,
@@ -174,7 +210,7 @@ describe.each(engines)('admin CLI on %s', (engine) => {
     });
 
     it('when it runs with --shell, then it prints one export line whose TEAM, TOKEN and INGEST_KEY work', async () => {
-      const shell = await run('create-team', '--name', 'Shell', '--email', newEmail(), '--shell');
+      const shell = await runProcess('create-team', '--name', 'Shell', '--email', newEmail(), '--shell');
       expect(shell.code, shell.stderr).toBe(0);
       expect(shell.stdout).toMatch(/^export TEAM=\d+ TOKEN=est_[A-Za-z0-9_-]+ INGEST_KEY=esk_[A-Za-z0-9_-]+\n$/);
       const values = Object.fromEntries(shell.stdout.trim().replace(/^export /, '').split(' ').map((pair) => pair.split('=') as [string, string]));
@@ -275,7 +311,7 @@ describe.each(engines)('admin CLI on %s', (engine) => {
 
     it("when the token is given as '-', then it is read from standard input", async () => {
       const created = await seedTeam('Stdin');
-      const result = await adminWithInput(server().storageEnv, `${created.token}\n`, 'revoke-token', '--token', '-', '--json');
+      const result = await adminProcess(server().storageEnv, `${created.token}\n`, 'revoke-token', '--token', '-', '--json');
       expect(result.code, result.stderr).toBe(0);
       expect(JSON.parse(result.stdout)).toMatchObject({ user: { id: created.user.id }, revoked: 1 });
       expect((await get('/api/user', created.token)).status).toBe(401);
@@ -417,7 +453,7 @@ describe.each(engines)('admin CLI on %s', (engine) => {
       );
       const runs: Run[] = [];
       for (const round of [1, 2]) {
-        runs.push(...(await Promise.all([1, 2, 3].map((i) => run('create-team', '--name', `Concurrent ${round}.${i}`, '--email', newEmail(), '--json')))));
+        runs.push(...(await Promise.all([1, 2, 3].map((i) => runProcess('create-team', '--name', `Concurrent ${round}.${i}`, '--email', newEmail(), '--json')))));
       }
       done = true;
       await load;
@@ -457,8 +493,8 @@ describe.each(engines)('admin CLI on %s', (engine) => {
       ]);
       await new Promise((resolve) => setTimeout(resolve, 300));
       const [rotated, revoked] = await Promise.all([
-        run('rotate-ingest-key', '--team', String(busy.team.id), '--json'),
-        run('revoke-token', '--token', busy.token, '--json'),
+        runProcess('rotate-ingest-key', '--team', String(busy.team.id), '--json'),
+        runProcess('revoke-token', '--token', busy.token, '--json'),
       ]);
       cliDone = true;
       await load;
@@ -480,7 +516,7 @@ describe.each(engines)('admin CLI on %s', (engine) => {
 
     it('when two runs create teams for the same new e-mail at once, then both succeed with one user', async () => {
       const email = newEmail('twin');
-      const runs = await Promise.all(['Left', 'Right'].map((name) => run('create-team', '--name', name, '--email', email, '--json')));
+      const runs = await Promise.all(['Left', 'Right'].map((name) => runProcess('create-team', '--name', name, '--email', email, '--json')));
       for (const result of runs) expect(result.code, result.stderr).toBe(0);
       const [left, right] = runs.map((result) => JSON.parse(result.stdout) as CreatedTeam);
       expect(left.user.id).toBe(right.user.id);
@@ -497,14 +533,14 @@ describe('admin CLI beside a long SQLite write', () => {
     const { storageEnv, cleanup } = await freshStorage('sqlite');
     try {
       const started = Date.now();
-      expect((await admin(storageEnv, 'create-team', '--name', 'First', '--email', newEmail(), '--json')).code).toBe(0);
+      expect((await adminProcess(storageEnv, '', 'create-team', '--name', 'First', '--email', newEmail(), '--json')).code).toBe(0);
       const oneRunMs = Date.now() - started;
       const holder = new BetterSqlite3(join(storageEnv.DATA_DIR, 'experimentation.sqlite'));
       holder.exec('BEGIN IMMEDIATE');
 
       // Act: one run that gives up soon; one that, once started, waits about 7 s (beyond the 5 s default) for the lock
-      const impatient = await admin({ ...storageEnv, SQLITE_BUSY_TIMEOUT_SECONDS: '0.2' }, 'create-team', '--name', 'Impatient', '--email', newEmail(), '--json');
-      const patient = admin({ ...storageEnv, SQLITE_BUSY_TIMEOUT_SECONDS: '120' }, 'create-team', '--name', 'Patient', '--email', newEmail(), '--json');
+      const impatient = await adminProcess({ ...storageEnv, SQLITE_BUSY_TIMEOUT_SECONDS: '0.2' }, '', 'create-team', '--name', 'Impatient', '--email', newEmail(), '--json');
+      const patient = adminProcess({ ...storageEnv, SQLITE_BUSY_TIMEOUT_SECONDS: '120' }, '', 'create-team', '--name', 'Patient', '--email', newEmail(), '--json');
       await new Promise((resolve) => setTimeout(resolve, oneRunMs + 7000));
       holder.exec('COMMIT');
       holder.close();

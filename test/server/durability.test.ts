@@ -1,4 +1,7 @@
 import { afterAll, describe, expect, it } from 'vitest';
+import { runAdmin } from '../../server/cli/admin-command';
+import { openStorage, type Storage } from '../../server/storage/database';
+import { settingsFromEnv } from '../../server/settings';
 import { engines } from '../support/engines';
 import {
   createTeamAt,
@@ -13,6 +16,58 @@ import {
   type ChildServer,
   type Ledger,
 } from '../support/process';
+
+/**
+ * What each test here proves. A SIGKILL (below) proves that nothing is acknowledged before its
+ * commit and nothing is half stored — but the OS page cache survives a killed process, so it
+ * cannot tell a commit on disk from one in memory. That an acknowledged commit survives power
+ * loss rests on SQLite's settings — WAL, and synchronous=FULL (2): the WAL is fsynced at every
+ * commit — so the server's and the admin CLI's own connections are checked for exactly those.
+ * (PostgreSQL: its own fsync and synchronous_commit, which the service does not change.)
+ */
+describe('SQLite power-loss settings', () => {
+  afterAll(stopAllChildren);
+
+  it('when the server starts on SQLite, then its connection reports journal_mode=wal and synchronous=2 (FULL) in the start-up line', async () => {
+    const { storageEnv, cleanup } = await freshStorage('sqlite');
+    try {
+      const server = await startChild(storageEnv, { LOG_LEVEL: 'info' });
+      const started = server
+        .log()
+        .split('\n')
+        .filter((line) => line.startsWith('{'))
+        .map((line) => JSON.parse(line) as { msg: string; storage?: string; durability?: unknown })
+        .find((line) => line.msg.startsWith('listening on'));
+      expect(started, server.log()).toMatchObject({ storage: 'sqlite', durability: { journal_mode: 'wal', synchronous: 2 } });
+    } finally {
+      await stopAllChildren();
+      await cleanup();
+    }
+  });
+
+  it('when the admin CLI runs on SQLite, then the storage it opens runs journal_mode=wal and synchronous=2 (FULL)', async () => {
+    const { storageEnv, cleanup } = await freshStorage('sqlite');
+    const opened: Array<Storage['durability']> = [];
+    const output: string[] = [];
+    try {
+      const code = await runAdmin(['create-team', '--name', 'Durable', '--email', 'durable@example.com', '--json'], {
+        out: (text) => output.push(text),
+        err: (text) => output.push(text),
+        stdin: () => '',
+        // What the CLI's entry opens (server/cli/admin.ts), watched.
+        open: async () => {
+          const storage = await openStorage(settingsFromEnv({ ...storageEnv }));
+          opened.push(storage.durability);
+          return storage;
+        },
+      });
+      expect(code, output.join('\n')).toBe(0);
+      expect(opened).toEqual([{ journal_mode: 'wal', synchronous: 2 }]);
+    } finally {
+      await cleanup();
+    }
+  });
+});
 
 /** Concurrent ingest clients (the issue: at least 16). */
 const CLIENTS = 24;

@@ -1,6 +1,10 @@
-import { describe, expect, it } from 'vitest';
+import { join } from 'node:path';
+import BetterSqlite3 from 'better-sqlite3';
+import pg from 'pg';
+import { afterAll, describe, expect, it } from 'vitest';
 import { createApiClient, type components } from 'experimentation-api';
 import { engines, useServer } from '../support/engines';
+import { clientsOf, createTeamAt, freshStorage, sleep, startChild, stopAllChildren, type StorageEnv } from '../support/process';
 import { expectProblem } from '../support/problems';
 import type { TestTeam } from '../support/server';
 
@@ -449,28 +453,6 @@ describe.each(engines)('features on %s', (engine) => {
   });
 
   describe('concurrent writes', () => {
-    it('when a flag is deleted while it is being updated, then the update answers 200 or 404, never 500', async () => {
-      const team = await server().newTeam();
-      const statuses = new Set<number>();
-      for (let i = 0; i < 10; i++) {
-        // Arrange
-        const feature = `raced_${i}`;
-        await create(team, { key: feature });
-        const one = { path: { team: team.id, feature } };
-        // Act
-        const [put, del] = await Promise.all([
-          team.api.PUT('/api/teams/{team}/features/{feature}', { params: one, body: { enabled: true } }),
-          team.api.DELETE('/api/teams/{team}/features/{feature}', { params: one }),
-        ]);
-        // Assert
-        statuses.add(put.response.status);
-        if (put.response.status === 404) expectProblem(put.response, put.error, 404, 'Not Found');
-        expect(del.response.status).toBe(200);
-        expect((await read(team, feature)).response.status).toBe(404);
-      }
-      expect([...statuses].filter((status) => status !== 200 && status !== 404)).toEqual([]);
-    });
-
     it('when a flag is deleted twice at once, then one delete answers with it and the other 404', async () => {
       const team = await server().newTeam();
       for (let i = 0; i < 10; i++) {
@@ -556,5 +538,90 @@ describe.each(engines)('features on %s', (engine) => {
       const { error, response } = await team.api.GET('/api/teams/{team}/features', { params: { path: { team: 987654321 } } });
       expectProblem(response, error, 404, 'Not Found');
     });
+  });
+});
+
+/**
+ * The race an update of a flag can lose: it has read the flag, and the flag is deleted before its
+ * write. Made to happen every time — the test holds the team's write lock (SQLite's write lock,
+ * PostgreSQL's team advisory lock) and deletes the flag under it while the update, which has read
+ * the flag, waits for that lock — against a server process of its own.
+ */
+describe.each(engines)('a flag deleted while it is being updated, on %s', (engine) => {
+  afterAll(stopAllChildren);
+
+  /** The team's write lock, held by this test: `remove` deletes the flag under it, `release` commits. */
+  async function holdTeamLock(storageEnv: StorageEnv, teamId: number) {
+    if (engine === 'sqlite') {
+      const holder = new BetterSqlite3(join(storageEnv.DATA_DIR, 'experimentation.sqlite'));
+      holder.exec('BEGIN IMMEDIATE');
+      return {
+        remove: async (key: string) => void holder.prepare('delete from features where team_id = ? and key = ?').run(teamId, key),
+        // SQLite cannot tell who waits for its lock: the update gets a second to reach it.
+        waiter: async () => sleep(1000).then(() => true),
+        release: async () => {
+          holder.exec('COMMIT');
+          holder.close();
+        },
+      };
+    }
+    const holder = new pg.Client({ connectionString: storageEnv.DATABASE_URL });
+    await holder.connect();
+    await holder.query('begin');
+    await holder.query('select pg_advisory_xact_lock($1, $2)', [0x6261, teamId]);
+    return {
+      remove: async (key: string) => void (await holder.query('delete from features where team_id = $1 and key = $2', [teamId, key])),
+      /**
+       * Whether another session waits for this team's lock in this database (the update, past its
+       * read): polled for up to 10 s. pg_locks spans the cluster, where other tests wait for locks too.
+       */
+      waiter: async () => {
+        for (let tries = 0; tries < 200; tries++) {
+          const { rows } = await holder.query(
+            `select count(*)::int as waiting from pg_locks
+              where locktype = 'advisory' and not granted and classid = $1 and objid = $2 and objsubid = 2
+                and database = (select oid from pg_database where datname = current_database())`,
+            [0x6261, teamId],
+          );
+          if (rows[0].waiting > 0) return true;
+          await sleep(50);
+        }
+        return false;
+      },
+      release: async () => {
+        await holder.query('commit');
+        await holder.end();
+      },
+    };
+  }
+
+  it('when the flag is deleted after the update read it and before it wrote, then the update answers 404 saying so, stores nothing, and the flag stays deleted', async () => {
+    // Arrange: a server process on fresh storage, a team with a flag
+    const { storageEnv, cleanup } = await freshStorage(engine);
+    try {
+      const server = await startChild(storageEnv);
+      const team = await createTeamAt(storageEnv, 'Raced flags');
+      const { api } = clientsOf(server.baseUrl, team);
+      const one = { path: { team: team.id, feature: 'raced' } };
+      expect((await api.POST('/api/teams/{team}/features', { params: { path: { team: team.id } }, body: { key: 'raced' } })).response.status).toBe(200);
+
+      // Act: the update starts while the test holds the team's lock; the flag is deleted under it
+      const lock = await holdTeamLock(storageEnv, team.id);
+      const update = api.PUT('/api/teams/{team}/features/{feature}', { params: one, body: { enabled: true } });
+      const waited = await lock.waiter();
+      await lock.remove('raced');
+      await lock.release();
+      const { response, error } = await update;
+
+      // Assert: the race happened (the update waited for the lock, past its read) and was answered as such
+      expect(waited, 'the update waited for the team lock').toBe(true);
+      expectProblem(response, error, 404, 'Not Found');
+      expect(error?.detail).toMatch(/was deleted by another request while this one was updating it/);
+      expect((await api.GET('/api/teams/{team}/features/{feature}', { params: one })).response.status).toBe(404);
+      expect((await api.GET('/api/teams/{team}/features', { params: { path: { team: team.id } } })).data?.data).toEqual([]);
+    } finally {
+      await stopAllChildren();
+      await cleanup();
+    }
   });
 });

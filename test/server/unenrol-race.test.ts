@@ -3,7 +3,8 @@
 // it enrolled again. (The second ingest used to take the participant for new, and skip reading
 // its exclusions, when its clock read the participant's creation millisecond.) The use cases are
 // called in one turn of the event loop, as three requests arriving together would call them, so
-// that they join the same batch in this order every round.
+// that on SQLite they join the same batch in this order every round; on PostgreSQL the ingests
+// flush together and the unenrol takes its turn before or after them under the team's lock.
 import { describe, expect, it } from 'vitest';
 import { ingestContexts } from '../../server/ingest/context';
 import { ingest } from '../../server/ingest/service';
@@ -24,21 +25,24 @@ describe.each(engines)('unenrol racing ingest on %s', (engine) => {
     const row = (await findTeam(storage.db, team.id))!;
     const contexts = ingestContexts();
 
+    let unenrolled = 0;
     let enrolledAgain = 0;
     for (let round = 0; round < ROUNDS; round++) {
       const participant = `racer-${round}`;
-      const [, removed, second] = await Promise.all([
+      const [, removed] = await Promise.all([
         ingest(storage, contexts, row, { participant }),
-        unenrol(storage, row, participant, 'exp'),
+        // PostgreSQL: its turn may come before the ingests' flush, when there is no one to unenrol (404).
+        unenrol(storage, row, participant, 'exp').catch((error: unknown) => error),
         ingest(storage, contexts, row, { participant }),
       ]);
-      expect(removed.experiment).toBe('exp');
-      if (second.assignments.length > 0) enrolledAgain++;
+      if (removed instanceof Error) continue;
+      unenrolled++;
       const { data } = await team.api.GET('/api/teams/{team}/participants/{participant}/experiments', { params: { path: { team: team.id, participant } } });
-      expect(data!.data).toEqual([]);
+      if (data!.data.length > 0) enrolledAgain++;
     }
 
-    console.log(`[unenrol race ${engine}] ${ROUNDS} rounds of ingest, unenrol, ingest in one batch: ${enrolledAgain} enrolled again`);
+    console.log(`[unenrol race ${engine}] ${ROUNDS} rounds of ingest, unenrol, ingest at once: ${unenrolled} unenrolled, ${enrolledAgain} of them enrolled again`);
+    expect(unenrolled).toBeGreaterThan(ROUNDS / 5);
     expect(enrolledAgain).toBe(0);
   });
 });

@@ -1,5 +1,6 @@
 import pg from 'pg';
 import type { TestProject } from 'vitest/node';
+import { buildChildEntries } from './build';
 import { POSTGRES_ADMIN_URL } from './postgres';
 
 type Engine = 'sqlite' | 'postgres';
@@ -17,6 +18,7 @@ declare module 'vitest' {
  * required, the others are not even probed (.ci/node-lts runs SQLite only, with CI=true).
  */
 export default async function setup(project: TestProject): Promise<void> {
+  await buildChildEntries();
   const chosen = chosenEngines(process.env.TEST_ENGINES);
   if (chosen) {
     if (chosen.includes('postgres') && !(await postgresAnswers())) {

@@ -8,11 +8,12 @@ import { createApiClient } from 'experimentation-api';
 import { createTeam } from '../../server/admin/service';
 import { openStorage, type Storage } from '../../server/storage/database';
 import type { Engine } from '../../server/storage/engine';
+import { BUILT_SERVER } from './build';
 import { createScratchDatabase } from './postgres';
 
 /**
- * The real server as a child process (`node --import tsx server/main.ts`, so the child's pid is
- * the server's): for what only a process can show — SIGKILL, SIGTERM, timeouts, storage outages.
+ * The real server as a child process (`node dist/test-build/main.mjs`: server/main.ts compiled
+ * once by the global setup — see build.ts — so the child's pid is the server's): for what only a process can show — SIGKILL, SIGTERM, timeouts, storage outages.
  */
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
@@ -66,7 +67,7 @@ export async function freePort(): Promise<number> {
 /** Starts the server on `storageEnv` with `env` added, on a free port, and waits until /api/health answers 200. */
 export async function startChild(storageEnv: StorageEnv, env: Record<string, string> = {}, startTimeoutMs = 120_000): Promise<ChildServer> {
   const port = await freePort();
-  const child = spawn(process.execPath, ['--import', 'tsx', 'server/main.ts'], {
+  const child = spawn(process.execPath, [BUILT_SERVER], {
     cwd: root,
     env: {
       ...process.env,
