@@ -1,0 +1,89 @@
+import { readFileSync } from 'node:fs';
+import binomial from '@stdlib/random-base-binomial';
+import { describe, expect, it } from 'vitest';
+import { confidenceSequence, MIXING_SD } from '../../server/domain/sequential';
+import { compareWithControl } from '../../server/domain/statistics';
+
+interface Vector {
+  arm: { participants: number; uniqueConversions: number };
+  control: { participants: number; uniqueConversions: number };
+  alpha: number;
+  mixingSd: number;
+  lower: number;
+  upper: number;
+}
+const vectors = JSON.parse(readFileSync(new URL('../vectors/sequential.json', import.meta.url), 'utf8')) as { cases: Vector[] };
+
+describe('confidenceSequence', () => {
+  it.each(vectors.cases.map((v) => [`${v.arm.uniqueConversions}/${v.arm.participants} vs ${v.control.uniqueConversions}/${v.control.participants}, α ${v.alpha}, τ ${v.mixingSd}`, v]))(
+    'when %s, then it equals the reference computed by bisection on the mSPRT likelihood ratio, to 4 decimals',
+    (_, vector) => {
+      const interval = confidenceSequence(vector.arm, vector.control, vector.alpha, vector.mixingSd)!;
+      expect(interval.lower).toBeCloseTo(vector.lower, 4);
+      expect(interval.upper).toBeCloseTo(vector.upper, 4);
+    },
+  );
+
+  it('when compared with the fixed-horizon 95 % interval on the same counts, then it is wider (the price of looking at any time)', () => {
+    const arm = { participants: 5000, uniqueConversions: 560, conversions: 560 };
+    const control = { participants: 5000, uniqueConversions: 500, conversions: 500 };
+    const fixed = compareWithControl(arm, control, false).differenceInterval!;
+    const sequence = confidenceSequence(arm, control)!;
+    expect(sequence.lower).toBeLessThan(fixed.lower);
+    expect(sequence.upper).toBeGreaterThan(fixed.upper);
+  });
+
+  it('when an arm has no participants or no variance, then null; a bad α or τ is a RangeError', () => {
+    expect(confidenceSequence({ participants: 0, uniqueConversions: 0 }, { participants: 10, uniqueConversions: 1 })).toBeNull();
+    expect(confidenceSequence({ participants: 10, uniqueConversions: 0 }, { participants: 10, uniqueConversions: 0 })).toBeNull();
+    expect(() => confidenceSequence({ participants: 10, uniqueConversions: 1 }, { participants: 10, uniqueConversions: 1 }, 0)).toThrow(RangeError);
+    expect(() => confidenceSequence({ participants: 10, uniqueConversions: 1 }, { participants: 10, uniqueConversions: 1 }, 0.05, 0)).toThrow(RangeError);
+  });
+});
+
+/**
+ * A/A experiments (both arms convert at 10 %), each watched after every 100 participants up to
+ * 10 000 and stopped at the first look that declares a difference: by the fixed-horizon test
+ * (p < 0.05) and by the always-valid sequence (excludes 0). Seeded, so the rates are the same on
+ * every run.
+ */
+describe('peeking at A/A experiments', () => {
+  const EXPERIMENTS = 1_000;
+  const LOOKS = 100;
+  const PER_LOOK = 100;
+  const RATE = 0.1;
+
+  it(`when ${EXPERIMENTS} A/A experiments are looked at every ${PER_LOOK} participants, then the fixed-horizon test declares a difference far more often than 5 % and the sequence at most 5 %`, () => {
+    const draw = binomial.factory({ seed: 20261124 });
+    let fixedFalsePositives = 0;
+    let sequentialFalsePositives = 0;
+    for (let experiment = 0; experiment < EXPERIMENTS; experiment++) {
+      const arm = { participants: 0, uniqueConversions: 0, conversions: 0 };
+      const control = { participants: 0, uniqueConversions: 0, conversions: 0 };
+      let fixedFired = false;
+      let sequenceFired = false;
+      for (let look = 0; look < LOOKS && !(fixedFired && sequenceFired); look++) {
+        for (const group of [arm, control]) {
+          const converted = draw(PER_LOOK / 2, RATE);
+          group.participants += PER_LOOK / 2;
+          group.uniqueConversions += converted;
+          group.conversions += converted;
+        }
+        const pValue = compareWithControl(arm, control, false).pValue;
+        if (pValue !== null && pValue < 0.05) fixedFired = true;
+        const sequence = confidenceSequence(arm, control);
+        if (sequence && (sequence.lower > 0 || sequence.upper < 0)) sequenceFired = true;
+      }
+      if (fixedFired) fixedFalsePositives++;
+      if (sequenceFired) sequentialFalsePositives++;
+    }
+    const fixedRate = fixedFalsePositives / EXPERIMENTS;
+    const sequentialRate = sequentialFalsePositives / EXPERIMENTS;
+    console.info(
+      `[A/A peeking] ${EXPERIMENTS} experiments, ${LOOKS} looks of ${PER_LOOK} participants, rate ${RATE}, τ ${MIXING_SD}: ` +
+        `false positives fixed-horizon ${(100 * fixedRate).toFixed(1)} %, always-valid ${(100 * sequentialRate).toFixed(1)} %`,
+    );
+    expect(fixedRate).toBeGreaterThan(0.15);
+    expect(sequentialRate).toBeLessThanOrEqual(0.05);
+  });
+});
