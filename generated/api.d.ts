@@ -266,6 +266,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/teams/{team}/experiments/{experiment}/results": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Experiment results
+         * @description Every variant against the control on every event of the team, in one read from one snapshot: what the variant statistics give (unchanged, fixed-horizon), plus per variant and event an always-valid 95 % confidence sequence on the difference of the unique conversion rates and a verdict decided by it — `collecting`, `no_difference`, `variant_better` or `variant_worse` — so the results may be looked at daily, and the experiment stopped when they look conclusive, without inflating false positives (the "peeking" problem of fixed-horizon p-values). Also the experiment's runtime, its sample-ratio check once, with a warning flag, and the day-by-day history of one event (the goal event unless `history_event` names another) from the daily roll-up of the counters. The method and its parameters are in `method`; `/results` draws all of it.
+         */
+        get: operations["experiments_results"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/teams/{team}/experiments/{experiment}/variants": {
         parameters: {
             query?: never;
@@ -879,28 +899,6 @@ export interface components {
             event?: components["schemas"]["Key"];
         };
         /**
-         * Format: int32
-         * @description Share in percent, or null to share equally what the set shares leave.
-         * @example 50
-         */
-        NullableTraffic: number | null;
-        /** @description A new variant of a `draft` experiment. `control` defaults to false; an experiment has at most one control. `traffic` is optional: leave it out (or null) to share equally what the other variants leave; set shares may not sum above 100. */
-        VariantCreate: {
-            key: components["schemas"]["Key"];
-            description?: components["schemas"]["Description"];
-            /** @example true */
-            control?: boolean;
-            traffic?: components["schemas"]["NullableTraffic"];
-        };
-        /** @description Changes to a variant of a `draft` experiment; only the given fields change. `traffic: null` returns the variant to an automatic share. */
-        VariantUpdate: {
-            key?: components["schemas"]["Key"];
-            description?: components["schemas"]["Description"];
-            /** @example false */
-            control?: boolean;
-            traffic?: components["schemas"]["NullableTraffic"];
-        };
-        /**
          * @description A statistic; null when it is undefined for lack of data.
          * @example 0.13
          */
@@ -953,6 +951,160 @@ export interface components {
             difference_interval: components["schemas"]["Interval"];
             /** @description Bayesian `P(θ_V > θ_C)` with uniform priors, posteriors `Beta(1 + x, 1 + n − x)`: exact (Evan Miller's closed-form sum) while counts are small, numerical integration within 0.001 of it above. Null for the control and when either side has no participants. */
             chance_to_beat_control: components["schemas"]["NullableNumber"];
+        };
+        /**
+         * @description What the always-valid confidence sequence says about the variant against the control on this event — never a fixed-horizon p-value, so it may be read at any time, as often as wanted:
+         *     - `collecting`: the variant or the control has fewer than `method.minimum_participants`
+         *       participants, or the sequence is undefined yet (no variance: nobody, or everybody, converted
+         *       on both sides);
+         *
+         *     - `no_difference`: the sequence still contains 0 — no difference is shown so far (not a
+         *       proof that there is none: its width says how large a difference is still possible);
+         *
+         *     - `variant_better`: the whole sequence is above 0 — the variant's unique conversion rate is
+         *       higher than the control's;
+         *
+         *     - `variant_worse`: the whole sequence is below 0.
+         *     "Better" means a higher rate of the event; for an event that is bad news (an error, a cancellation) read `variant_better` as "more of it". Null for the control itself and when the experiment has no control.
+         * @example no_difference
+         * @enum {string|null}
+         */
+        Verdict: "collecting" | "no_difference" | "variant_better" | "variant_worse" | null;
+        /** @description One variant on one event: its fixed-horizon statistics exactly as the variant statistics read gives them, and the always-valid figures the verdict is decided by. */
+        VariantEventResult: {
+            variant: components["schemas"]["Key"];
+            /** @description Whether this is the experiment's control. */
+            control: boolean;
+            /**
+             * Format: int64
+             * @description `n`: participants enrolled in this variant.
+             * @example 1000
+             */
+            participants: number;
+            /** @description The fixed-horizon figures, the same as `…/variants/{variant}/statistics` gives for this event. */
+            statistics: components["schemas"]["EventStatistics"];
+            /** @description `p_V − p_C`, the variant's unique conversion rate minus the control's; null for the control and when either side has no participants. */
+            difference: components["schemas"]["NullableNumber"];
+            /** @description The 95 % always-valid confidence sequence on `p_V − p_C` (see `method`): it covers the true difference at every moment of the experiment at once, so it stays valid however often it is looked at and whenever the experiment is stopped. Wider than `statistics.difference_interval`, which is valid only for one look at a sample size fixed in advance. Null when `difference` is, or when both rates are 0 or 1 (no variance). */
+            confidence_sequence: components["schemas"]["Interval"];
+            verdict: components["schemas"]["Verdict"];
+        };
+        /** @description Every variant of the experiment on one event, the control first, then by key. */
+        EventResults: {
+            event: components["schemas"]["Key"];
+            type: components["schemas"]["EventType"];
+            /** @description Whether this is the experiment's goal event (the one it is judged by). */
+            goal: boolean;
+            variants: components["schemas"]["VariantEventResult"][];
+        };
+        /** @description One variant's cumulative counts at the end of one day, and its sequence against the control then. */
+        DailyVariantResult: {
+            variant: components["schemas"]["Key"];
+            /**
+             * Format: int64
+             * @description Participants enrolled by the end of the day, less those who had left by then.
+             * @example 480
+             */
+            participants: number;
+            /**
+             * Format: int64
+             * @description Of them, those who had recorded the event by the end of the day.
+             * @example 61
+             */
+            unique_conversions: number;
+            /** @description `p_V − p_C` at the end of the day; null for the control and while either side has nobody. */
+            difference: components["schemas"]["NullableNumber"];
+            /** @description The always-valid sequence at the end of the day, as `confidence_sequence` is computed now. */
+            confidence_sequence: components["schemas"]["Interval"];
+        };
+        /** @description How the results of one event developed, day by day (UTC), from the experiment's daily roll-up of its counters: one entry per day from the first day anything was counted to the last, cumulative up to the end of that day. A participant who left (unenrolled or deleted) is taken out on the day they left, so earlier days stay as they were seen then, and the last day's counts equal the current ones. Because the sequence is always valid, every point of this curve is a legitimate look. */
+        ResultsHistory: {
+            event: components["schemas"]["Key"];
+            days: {
+                /**
+                 * Format: date
+                 * @description The UTC day.
+                 * @example 2026-11-21
+                 */
+                day: string;
+                variants: components["schemas"]["DailyVariantResult"][];
+            }[];
+        };
+        /** @description Everything an analyst reads about one experiment, from one snapshot of its counters (no ingest committing during the read makes two figures disagree): its runtime, its sample-ratio check, and for every event of the team — the goal event first, then by key — every variant against the control, each with the fixed-horizon statistics and an always-valid verdict; and the daily history of one event. */
+        ExperimentResults: {
+            experiment: components["schemas"]["Key"];
+            status: components["schemas"]["ExperimentStatus"];
+            /** @description Key of the experiment's goal event. */
+            goal: components["schemas"]["Key"];
+            /**
+             * @description Key of the experiment's control variant; null when it has none yet (draft).
+             * @example control
+             */
+            control: string | null;
+            /**
+             * Format: int64
+             * @description Participants enrolled in the experiment, all variants together.
+             * @example 2000
+             */
+            participants: number;
+            /** @description When the experiment ran. */
+            runtime: {
+                started_at: components["schemas"]["NullableTimestamp"];
+                stopped_at: components["schemas"]["NullableTimestamp"];
+                /** @description Days from `started_at` to `stopped_at` (to now while running), to two decimals; null for a draft. */
+                days_running: components["schemas"]["NullableNumber"];
+            };
+            srm: components["schemas"]["SampleRatioMismatch"];
+            /** @description True when `srm.p_value` is below 0.001: the participants are not split as the traffic says, so assignment or data collection is broken and no verdict should be trusted until that is found. The results page shows it as a warning. */
+            srm_warning: boolean;
+            /** @description The always-valid inference the verdicts and confidence sequences use: the mixture sequential probability ratio test with a normal mixture (Johari, Pekelis & Walsh, "Always Valid Inference: Continuous Monitoring of A/B Tests", Operations Research 70(3), 2022), as the confidence sequence of Howard, Ramdas, McAuliffe & Sekhon ("Time-uniform, nonparametric, nonasymptotic confidence sequences", Annals of Statistics 49(2), 2021, eq. 14) for the difference of the unique conversion rates with its normal approximation. With `d = p_V − p_C`, `V = p_V(1 − p_V)/n_V + p_C(1 − p_C)/n_C` and `τ = mixing_sd`, the sequence is `d ± √(V(V + τ²)/τ² · (ln((V + τ²)/V) − 2 ln α))`. It holds at any stopping time: in this service's seeded simulation of 1 000 A/A experiments looked at every 100 participants up to 10 000, it declared a difference in 2.2 % of them, where the fixed-horizon test did in 37.7 %. */
+            method: {
+                /**
+                 * @description The method's name.
+                 * @enum {string}
+                 */
+                name: "msprt_normal_mixture";
+                /**
+                 * @description The error rate the sequences keep at any stopping time: 0.05 (95 % sequences).
+                 * @example 0.05
+                 */
+                alpha: number;
+                /**
+                 * @description τ, the standard deviation of the normal mixture over the true difference: 0.02 (two percentage points), the effect size the sequence narrows fastest for. A smaller τ favours smaller effects and a larger one larger effects; any τ keeps the guarantee.
+                 * @example 0.02
+                 */
+                mixing_sd: number;
+                /**
+                 * Format: int32
+                 * @description Participants each of the variant and the control need before a verdict other than `collecting`: 100.
+                 * @example 100
+                 */
+                minimum_participants: number;
+            };
+            events: components["schemas"]["EventResults"][];
+            history: components["schemas"]["ResultsHistory"];
+        };
+        /**
+         * Format: int32
+         * @description Share in percent, or null to share equally what the set shares leave.
+         * @example 50
+         */
+        NullableTraffic: number | null;
+        /** @description A new variant of a `draft` experiment. `control` defaults to false; an experiment has at most one control. `traffic` is optional: leave it out (or null) to share equally what the other variants leave; set shares may not sum above 100. */
+        VariantCreate: {
+            key: components["schemas"]["Key"];
+            description?: components["schemas"]["Description"];
+            /** @example true */
+            control?: boolean;
+            traffic?: components["schemas"]["NullableTraffic"];
+        };
+        /** @description Changes to a variant of a `draft` experiment; only the given fields change. `traffic: null` returns the variant to an automatic share. */
+        VariantUpdate: {
+            key?: components["schemas"]["Key"];
+            description?: components["schemas"]["Description"];
+            /** @example false */
+            control?: boolean;
+            traffic?: components["schemas"]["NullableTraffic"];
         };
         /** @description Statistics of one variant against the experiment's control: one entry per event of the team, the experiment's goal event first, then the others by key. Counts are maintained as data arrives (ingest, unenrol, deletions), so reading them costs the same however many events were recorded. */
         VariantStatistics: {
@@ -1724,6 +1876,180 @@ export interface components {
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
+        /** @description The experiment's results. */
+        ExperimentResults: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "data": {
+                 *         "experiment": "checkout_button",
+                 *         "status": "running",
+                 *         "goal": "purchase",
+                 *         "control": "control",
+                 *         "participants": 2000,
+                 *         "runtime": {
+                 *           "started_at": "2026-11-20T09:30:00.000Z",
+                 *           "stopped_at": null,
+                 *           "days_running": 2.5
+                 *         },
+                 *         "srm": {
+                 *           "chi_square": 0,
+                 *           "p_value": 1
+                 *         },
+                 *         "srm_warning": false,
+                 *         "method": {
+                 *           "name": "msprt_normal_mixture",
+                 *           "alpha": 0.05,
+                 *           "mixing_sd": 0.02,
+                 *           "minimum_participants": 100
+                 *         },
+                 *         "events": [
+                 *           {
+                 *             "event": "purchase",
+                 *             "type": "unique",
+                 *             "goal": true,
+                 *             "variants": [
+                 *               {
+                 *                 "variant": "control",
+                 *                 "control": true,
+                 *                 "participants": 1000,
+                 *                 "statistics": {
+                 *                   "event": "purchase",
+                 *                   "type": "unique",
+                 *                   "conversions": 120,
+                 *                   "unique_conversions": 100,
+                 *                   "count_conversion_rate": 0.12,
+                 *                   "unique_conversion_rate": 0.1,
+                 *                   "uplift": 0,
+                 *                   "z_score": 0,
+                 *                   "p_value": 1,
+                 *                   "confidence": 0,
+                 *                   "power": null,
+                 *                   "conversion_rate_interval": {
+                 *                     "lower": 0.0829,
+                 *                     "upper": 0.1202
+                 *                   },
+                 *                   "difference_interval": null,
+                 *                   "chance_to_beat_control": null
+                 *                 },
+                 *                 "difference": null,
+                 *                 "confidence_sequence": null,
+                 *                 "verdict": null
+                 *               },
+                 *               {
+                 *                 "variant": "green",
+                 *                 "control": false,
+                 *                 "participants": 1000,
+                 *                 "statistics": {
+                 *                   "event": "purchase",
+                 *                   "type": "unique",
+                 *                   "conversions": 150,
+                 *                   "unique_conversions": 130,
+                 *                   "count_conversion_rate": 0.15,
+                 *                   "unique_conversion_rate": 0.13,
+                 *                   "uplift": 0.3,
+                 *                   "z_score": 2.1027,
+                 *                   "p_value": 0.0355,
+                 *                   "confidence": 0.9645,
+                 *                   "power": 0.5577,
+                 *                   "conversion_rate_interval": {
+                 *                     "lower": 0.1106,
+                 *                     "upper": 0.1523
+                 *                   },
+                 *                   "difference_interval": {
+                 *                     "lower": 0.0021,
+                 *                     "upper": 0.0579
+                 *                   },
+                 *                   "chance_to_beat_control": 0.9822
+                 *                 },
+                 *                 "difference": 0.03,
+                 *                 "confidence_sequence": {
+                 *                   "lower": -0.0166,
+                 *                   "upper": 0.0766
+                 *                 },
+                 *                 "verdict": "no_difference"
+                 *               }
+                 *             ]
+                 *           }
+                 *         ],
+                 *         "history": {
+                 *           "event": "purchase",
+                 *           "days": [
+                 *             {
+                 *               "day": "2026-11-20",
+                 *               "variants": [
+                 *                 {
+                 *                   "variant": "control",
+                 *                   "participants": 490,
+                 *                   "unique_conversions": 47,
+                 *                   "difference": null,
+                 *                   "confidence_sequence": null
+                 *                 },
+                 *                 {
+                 *                   "variant": "green",
+                 *                   "participants": 480,
+                 *                   "unique_conversions": 61,
+                 *                   "difference": 0.0312,
+                 *                   "confidence_sequence": {
+                 *                     "lower": -0.043,
+                 *                     "upper": 0.1053
+                 *                   }
+                 *                 }
+                 *               ]
+                 *             },
+                 *             {
+                 *               "day": "2026-11-21",
+                 *               "variants": [
+                 *                 {
+                 *                   "variant": "control",
+                 *                   "participants": 1000,
+                 *                   "unique_conversions": 100,
+                 *                   "difference": null,
+                 *                   "confidence_sequence": null
+                 *                 },
+                 *                 {
+                 *                   "variant": "green",
+                 *                   "participants": 1000,
+                 *                   "unique_conversions": 130,
+                 *                   "difference": 0.03,
+                 *                   "confidence_sequence": {
+                 *                     "lower": -0.0166,
+                 *                     "upper": 0.0766
+                 *                   }
+                 *                 }
+                 *               ]
+                 *             }
+                 *           ]
+                 *         }
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    data: components["schemas"]["ExperimentResults"];
+                };
+            };
+        };
+        /** @description The request is malformed or invalid — an invalid path parameter, or an unknown or invalid query parameter — and nothing was done. `errors` names each offending field by where it is: `/path/…`, `/query/…`. */
+        BadResultsRequest: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
+        /** @description The team or the experiment is not there — or belongs to a team the credential does not reach, which the caller cannot tell apart — or the team has no event `history_event` names. */
+        ResultsNotFound: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
         /** @description One page of the experiment's variants, in creation order. */
         VariantList: {
             headers: {
@@ -2426,6 +2752,11 @@ export interface components {
          * @example checkout_button
          */
         ExperimentParameter: components["schemas"]["Key"];
+        /**
+         * @description The event whose day-by-day history the results include (`history`); the experiment's goal event when absent. One event at a time keeps the answer's size bounded by days × variants.
+         * @example purchase
+         */
+        HistoryEventParameter: components["schemas"]["Key"];
         /**
          * @description The variant's key (case-sensitive).
          * @example green
@@ -3276,6 +3607,42 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["ExperimentNotFound"];
             409: components["responses"]["ExperimentNotRunning"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    experiments_results: {
+        parameters: {
+            query?: {
+                /**
+                 * @description The event whose day-by-day history the results include (`history`); the experiment's goal event when absent. One event at a time keeps the answer's size bounded by days × variants.
+                 * @example purchase
+                 */
+                history_event?: components["parameters"]["HistoryEventParameter"];
+            };
+            header?: never;
+            path: {
+                /**
+                 * @description The team's integer id; a non-integer is 400 and an unknown id 404. A team the credential does not reach answers as an unknown one (404) on every operation but the team config, which answers a valid credential of another team 403.
+                 * @example 1
+                 */
+                team: components["parameters"]["TeamParameter"];
+                /**
+                 * @description The experiment's key (case-sensitive).
+                 * @example checkout_button
+                 */
+                experiment: components["parameters"]["ExperimentParameter"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["ExperimentResults"];
+            400: components["responses"]["BadResultsRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["ResultsNotFound"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
             503: components["responses"]["ServiceUnavailable"];

@@ -16,6 +16,7 @@ import { rateLimiter } from './http/rate-limit';
 import { useContractGate } from './http/gate';
 import { ingestRoutes } from './ingest/routes';
 import { participantRoutes } from './participants/routes';
+import { resultRoutes } from './results/routes';
 import { rateLimitFromEnv, trustProxyFromEnv, type RateLimitSettings, type TrustProxy } from './settings';
 import type { Storage } from './storage/database';
 import { loadTeam } from './teams/middleware';
@@ -61,6 +62,7 @@ export function createApp({ storage, logger, validateResponses, validateRequests
   api.use('/teams/:team', loadTeam(storage.db));
   api.use('/teams/:team', teamRoutes(storage));
   api.use('/teams/:team/events', eventRoutes(storage));
+  api.use('/teams/:team/experiments/:experiment/results', resultRoutes(storage));
   api.use('/teams/:team/experiments/:experiment/variants', variantRoutes(storage));
   api.use('/teams/:team/experiments', experimentRoutes(storage));
   api.use('/teams/:team/features', featureRoutes(storage));

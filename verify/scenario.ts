@@ -117,6 +117,8 @@ async function experimentLifecycle(
   session.expectThat(`POST ${TEAM}/ingest/batch`, 'each item gets the single ingest\'s status (200, 404)', JSON.stringify(batch?.data?.map((item: { status: number }) => item.status)) === '[200,404]');
   await session.call({ purpose: 'an empty batch is 400', operation: `POST ${TEAM}/ingest/batch`, path, credential: 'ingest-key', body: { items: [] }, expect: 400 });
   await session.call({ purpose: "the treatment's statistics", operation: `GET ${VARIANT}/statistics`, path: variant('treatment'), expect: 200 });
+  await session.call({ purpose: "the experiment's results", operation: `GET ${EXPERIMENT}/results`, path: experiment, expect: 200 });
+  await session.call({ purpose: 'results with the history of an event that does not exist is 404', operation: `GET ${EXPERIMENT}/results`, path: experiment, query: `history_event=${event.event}_none`, expect: 404 });
 
   const participant = { ...path, participant: second };
   await session.call({ purpose: 'creates a second participant', operation: `POST ${TEAM}/participants`, path, body: { key: second, notes: 'conformance check' }, expect: 200 });

@@ -1,7 +1,7 @@
 import type { components } from '../../generated/api';
 import type { Db } from '../storage/database';
 import { prepared, type Bind } from '../storage/prepared';
-import { iso } from '../storage/values';
+import { iso, now, utcDay } from '../storage/values';
 
 type Enrolment = components['schemas']['Enrolment'];
 
@@ -91,7 +91,7 @@ export async function enrolInEach(db: Db, teamId: number, participantId: number,
   const inserted = await insertEnrolments(db, { teamId, participantId, placements: ordered, at }, ordered.length);
   const ids = new Map(inserted.map((row) => [row.experiment_id, row.id]));
   for (const placement of ordered) {
-    if (ids.has(placement.experiment_id)) await countParticipant(db, teamId, placement.variant_id, +1);
+    if (ids.has(placement.experiment_id)) await countParticipant(db, teamId, placement.variant_id, +1, utcDay(at));
   }
   return ids;
 }
@@ -126,22 +126,31 @@ const addToParticipants = prepared((db, arg: Bind<{ teamId: number; variantId: n
     .where('team_id', '=', arg((a) => a.teamId)),
 );
 
-/** Adds one participant to a variant's counter, or takes one away. */
-async function countParticipant(db: Db, teamId: number, variantId: number, change: 1 | -1): Promise<void> {
+const addToDailyParticipants = prepared((db, arg: Bind<{ teamId: number; variantId: number; change: 1 | -1; day: string }>) =>
+  db
+    .insertInto('daily_variant_counts')
+    .values({ team_id: arg((a) => a.teamId), variant_id: arg((a) => a.variantId), day: arg((a) => a.day), participants: arg((a) => a.change) })
+    .onConflict((oc) => oc.columns(['team_id', 'variant_id', 'day']).doUpdateSet((eb) => ({ participants: eb('daily_variant_counts.participants', '+', eb.ref('excluded.participants')) }))),
+);
+
+/** Adds one participant to a variant's counter, or takes one away, and to that day's roll-up. */
+async function countParticipant(db: Db, teamId: number, variantId: number, change: 1 | -1, day: string): Promise<void> {
   await addToParticipants(db, { teamId, variantId, change });
+  await addToDailyParticipants(db, { teamId, variantId, change, day });
 }
 
 /**
  * Counts one event of an enrolled participant in each of its placements, two statements for
  * all of them: every event in `conversions`, the first per experiment in `unique_conversions`.
  */
-export async function recordConversions(db: Db, teamId: number, participantId: number, placements: Placement[], eventId: number): Promise<void> {
+export async function recordConversions(db: Db, teamId: number, participantId: number, placements: Placement[], eventId: number, at: string): Promise<void> {
   if (placements.length === 0) return;
   const ordered = byExperiment(placements);
   const args = { teamId, participantId, placements: ordered, eventId };
   const counted = await countConversions(db, args, ordered.length);
   const first = new Set(counted.filter((row) => Number(row.count) === 1).map((row) => row.experiment_id));
   await countInVariants(db, { ...args, first }, ordered.length);
+  await countInVariantDays(db, { ...args, first, day: utcDay(at) }, ordered.length);
 }
 
 type ConversionsOf = PlacementsOf & { eventId: number };
@@ -183,6 +192,27 @@ const countInVariants = prepared((db, arg: Bind<ConversionsOf & { first: Set<num
     ),
 );
 
+const countInVariantDays = prepared((db, arg: Bind<ConversionsOf & { first: Set<number>; day: string }>, rows: number) =>
+  db
+    .insertInto('daily_variant_event_counts')
+    .values(
+      Array.from({ length: rows }, (_, i) => ({
+        team_id: arg((a) => a.teamId),
+        variant_id: arg((a) => a.placements[i].variant_id),
+        event_id: arg((a) => a.eventId),
+        day: arg((a) => a.day),
+        conversions: 1,
+        unique_conversions: arg((a) => (a.first.has(a.placements[i].experiment_id) ? 1 : 0)),
+      })),
+    )
+    .onConflict((oc) =>
+      oc.columns(['team_id', 'variant_id', 'event_id', 'day']).doUpdateSet((eb) => ({
+        conversions: eb('daily_variant_event_counts.conversions', '+', 1),
+        unique_conversions: eb('daily_variant_event_counts.unique_conversions', '+', eb.ref('excluded.unique_conversions')),
+      })),
+    ),
+);
+
 /**
  * Lock order, shared by every writer of the counters so that concurrent transactions cannot
  * deadlock (PostgreSQL): the participant's row first, then `variants` rows by experiment, then
@@ -206,7 +236,9 @@ export async function removeEnrolments(db: Db, teamId: number, participantId: nu
   const ordered = byExperiment(removed);
   const experimentIds = ordered.map((enrolment) => enrolment.experiment_id);
   const variantOf = new Map(ordered.map((enrolment) => [enrolment.experiment_id, enrolment.variant_id]));
-  for (const enrolment of ordered) await countParticipant(db, teamId, enrolment.variant_id, -1);
+  // Taken out of the roll-up on the day they leave: the history up to then stays as it was seen.
+  const today = utcDay(now());
+  for (const enrolment of ordered) await countParticipant(db, teamId, enrolment.variant_id, -1, today);
   const conversions = await db
     .selectFrom('conversions')
     .select(['experiment_id', 'event_id', 'count'])
@@ -226,6 +258,16 @@ export async function removeEnrolments(db: Db, teamId: number, participantId: nu
       .where('team_id', '=', teamId)
       .where('variant_id', '=', variantOf.get(conversion.experiment_id)!)
       .where('event_id', '=', conversion.event_id)
+      .execute();
+    await db
+      .insertInto('daily_variant_event_counts')
+      .values({ team_id: teamId, variant_id: variantOf.get(conversion.experiment_id)!, event_id: conversion.event_id, day: today, conversions: -conversion.count, unique_conversions: -1 })
+      .onConflict((oc) =>
+        oc.columns(['team_id', 'variant_id', 'event_id', 'day']).doUpdateSet((eb) => ({
+          conversions: eb('daily_variant_event_counts.conversions', '+', eb.ref('excluded.conversions')),
+          unique_conversions: eb('daily_variant_event_counts.unique_conversions', '-', 1),
+        })),
+      )
       .execute();
   }
   await db

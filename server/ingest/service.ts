@@ -45,7 +45,7 @@ export async function ingest(storage: Storage, contexts: IngestContexts, team: T
     const { row: participant, isNew } = await upsertParticipant(trx, team.id, participantInput, at);
     const assignments = (await enrolInRunning(trx, team, participant, isNew, experiments, variants, chosen, at)).filter((e) => e.status === 'running');
     if (event) {
-      await enrolments.recordConversions(trx, team.id, participant.id, assignments.filter((e) => !target || e.experiment_id === target.id), event.id);
+      await enrolments.recordConversions(trx, team.id, participant.id, assignments.filter((e) => !target || e.experiment_id === target.id), event.id, at);
     }
     // Last, so that the quota row is locked only briefly; failing here still rolls everything back.
     await requireQuota(trx, team, at);

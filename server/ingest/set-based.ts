@@ -8,7 +8,7 @@ import { Conflict, HttpError, QuotaExceeded } from '../http/errors';
 import type { ParticipantInput, ParticipantRow } from '../participants/store';
 import type { Db } from '../storage/database';
 import { teamLock } from '../storage/team-lock';
-import { iso, now } from '../storage/values';
+import { iso, now, utcDay } from '../storage/values';
 import type { TeamRow } from '../teams/store';
 import { requireVariant } from '../variants/service';
 import { variantsOfMany, type ResolvedVariant } from '../variants/store';
@@ -269,6 +269,7 @@ function participantOf(participants: Map<string, ParticipantState>, teamId: numb
 /** The flush's writes: new participants (for their ids), changed ones, then everything else in one statement. */
 async function write(db: Db, flush: Flush): Promise<void> {
   const { at, month } = flush;
+  const day = utcDay(at);
   const states = [...flush.participants.values()];
   const created = states.filter((state) => state.isNew);
   if (created.length > 0) {
@@ -306,6 +307,12 @@ async function write(db: Db, flush: Flush): Promise<void> {
       from unnest(${variantIds}::bigint[], ${variantIds.map((id) => flush.variantParticipants.get(id)!.teamId)}::bigint[], ${variantIds.map((id) => flush.variantParticipants.get(id)!.added)}::bigint[]) as d(id, team_id, added)
       where v.id = d.id and v.team_id = d.team_id
       returning 1
+    ), counted_daily as (
+      insert into daily_variant_counts (team_id, variant_id, day, participants)
+      select d.team_id, d.id, ${day}, d.added
+      from unnest(${variantIds}::bigint[], ${variantIds.map((id) => flush.variantParticipants.get(id)!.teamId)}::bigint[], ${variantIds.map((id) => flush.variantParticipants.get(id)!.added)}::bigint[]) as d(id, team_id, added)
+      on conflict (team_id, variant_id, day) do update set participants = daily_variant_counts.participants + excluded.participants
+      returning 1
     ), converted as (
       insert into conversions (team_id, participant_id, experiment_id, event_id, count)
       select * from unnest(${conversions.map((c) => c.teamId)}::bigint[], ${conversions.map((c) => c.state.row.id)}::bigint[], ${conversions.map((c) => c.experimentId)}::bigint[],
@@ -318,6 +325,15 @@ async function write(db: Db, flush: Flush): Promise<void> {
         ${counts.map((c) => c.conversions)}::bigint[], ${counts.map((c) => c.unique)}::bigint[])
       on conflict (team_id, variant_id, event_id) do update
         set conversions = variant_event_counts.conversions + excluded.conversions, unique_conversions = variant_event_counts.unique_conversions + excluded.unique_conversions
+      returning 1
+    ), tallied_daily as (
+      insert into daily_variant_event_counts (team_id, variant_id, event_id, day, conversions, unique_conversions)
+      select c.team_id, c.variant_id, c.event_id, ${day}, c.conversions, c.unique_conversions
+      from unnest(${counts.map((c) => c.teamId)}::bigint[], ${counts.map((c) => c.variantId)}::bigint[], ${counts.map((c) => c.eventId)}::bigint[],
+        ${counts.map((c) => c.conversions)}::bigint[], ${counts.map((c) => c.unique)}::bigint[]) as c(team_id, variant_id, event_id, conversions, unique_conversions)
+      on conflict (team_id, variant_id, event_id, day) do update
+        set conversions = daily_variant_event_counts.conversions + excluded.conversions,
+          unique_conversions = daily_variant_event_counts.unique_conversions + excluded.unique_conversions
       returning 1
     )
     insert into ingest_usage (team_id, month, count)

@@ -7,6 +7,7 @@ import type { Engine } from './engine';
 import { groupCommit, type Batched } from './group-commit';
 import { initialSchema } from './migrations/001_initial';
 import { configVersion } from './migrations/002_config_version';
+import { dailyCounts } from './migrations/003_daily_counts';
 import type { Database } from './schema';
 import { ImmediateSqliteDialect } from './sqlite-dialect';
 import { reusingStatements } from './sqlite-statements';
@@ -98,7 +99,7 @@ function openPostgres(connectionString: string, poolSize = 10, connectTimeoutMs 
 async function migrate(storage: Storage): Promise<void> {
   const migrator = new Migrator({
     db: storage.db,
-    provider: { getMigrations: async () => ({ '001_initial': initialSchema(storage.engine), '002_config_version': configVersion }) },
+    provider: { getMigrations: async () => ({ '001_initial': initialSchema(storage.engine), '002_config_version': configVersion, '003_daily_counts': dailyCounts }) },
   });
   const { error } = await migrator.migrateToLatest();
   if (error) throw error;

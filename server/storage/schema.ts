@@ -113,6 +113,20 @@ export interface Database {
     conversions: number;
     unique_conversions: number;
   };
+  daily_variant_counts: {
+    team_id: number;
+    variant_id: number;
+    day: string;
+    participants: number;
+  };
+  daily_variant_event_counts: {
+    team_id: number;
+    variant_id: number;
+    event_id: number;
+    day: string;
+    conversions: number;
+    unique_conversions: number;
+  };
   ingest_usage: {
     team_id: number;
     month: string;

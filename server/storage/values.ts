@@ -7,8 +7,27 @@ export function isoOrNull(value: Date | string | null): string | null {
   return value === null ? null : iso(value);
 }
 
+let clock = (): Date => new Date();
+
+/** What stored timestamps are taken from: the real clock unless a simulation set another. */
 export function now(): string {
-  return new Date().toISOString();
+  return clock().toISOString();
+}
+
+/**
+ * Puts the process on another clock — for `npm run demo`, which plays two weeks of an experiment
+ * in minutes, and for tests of what happens over days. Answers how to put the real one back.
+ */
+export function setClock(next: () => Date): () => void {
+  clock = next;
+  return () => {
+    clock = () => new Date();
+  };
+}
+
+/** The UTC day of an RFC 3339 UTC timestamp, e.g. `2026-11-24`: the unit of the daily roll-up. */
+export function utcDay(at: string): string {
+  return at.slice(0, 10);
 }
 
 /** A unique constraint refused the write (SQLite or PostgreSQL). */

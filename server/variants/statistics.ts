@@ -39,36 +39,44 @@ function describe(experiment: ExperimentRow, variants: ResolvedVariant[], varian
     return { participants: arm?.participants ?? 0, conversions: row?.conversions ?? 0, uniqueConversions: row?.unique_conversions ?? 0 };
   };
   const goalFirst = [...events.filter((e) => e.id === experiment.event_id), ...events.filter((e) => e.id !== experiment.event_id)];
-  const srm = sampleRatioMismatch(
-    variants.filter((v) => v.share > 0).map((v) => v.participants),
-    variants.filter((v) => v.share > 0).map((v) => v.share),
-  );
 
   return {
     experiment: experiment.key,
     variant: variant.key,
     control: control?.key ?? null,
     participants: variant.participants,
-    srm: { chi_square: srm?.chiSquare ?? null, p_value: srm?.pValue ?? null },
-    events: goalFirst.map((event): EventStatistics => {
-      const arm = armOn(variant, event.id);
-      const comparison = compareWithControl(arm, armOn(control, event.id), variant.id === control?.id);
-      return {
-        event: event.key,
-        type: event.type,
-        conversions: arm.conversions,
-        unique_conversions: arm.uniqueConversions,
-        count_conversion_rate: comparison.countConversionRate,
-        unique_conversion_rate: comparison.uniqueConversionRate,
-        uplift: comparison.uplift,
-        z_score: comparison.zScore,
-        p_value: comparison.pValue,
-        confidence: comparison.confidence,
-        power: comparison.power,
-        conversion_rate_interval: comparison.conversionRateInterval,
-        difference_interval: comparison.differenceInterval,
-        chance_to_beat_control: comparison.chanceToBeatControl,
-      };
-    }),
+    srm: experimentSrm(variants),
+    events: goalFirst.map((event) => eventStatistics(event, armOn(variant, event.id), armOn(control, event.id), variant.id === control?.id)),
+  };
+}
+
+/** The experiment's sample-ratio check; variants with a 0 % share are left out. */
+export function experimentSrm(variants: ResolvedVariant[]): VariantStatistics['srm'] {
+  const split = variants.filter((v) => v.share > 0);
+  const srm = sampleRatioMismatch(
+    split.map((v) => v.participants),
+    split.map((v) => v.share),
+  );
+  return { chi_square: srm?.chiSquare ?? null, p_value: srm?.pValue ?? null };
+}
+
+/** The fixed-horizon figures of one arm against the control on one event. */
+export function eventStatistics(event: { key: string; type: EventStatistics['type'] }, arm: ArmCounts, control: ArmCounts, isControl: boolean): EventStatistics {
+  const comparison = compareWithControl(arm, control, isControl);
+  return {
+    event: event.key,
+    type: event.type,
+    conversions: arm.conversions,
+    unique_conversions: arm.uniqueConversions,
+    count_conversion_rate: comparison.countConversionRate,
+    unique_conversion_rate: comparison.uniqueConversionRate,
+    uplift: comparison.uplift,
+    z_score: comparison.zScore,
+    p_value: comparison.pValue,
+    confidence: comparison.confidence,
+    power: comparison.power,
+    conversion_rate_interval: comparison.conversionRateInterval,
+    difference_interval: comparison.differenceInterval,
+    chance_to_beat_control: comparison.chanceToBeatControl,
   };
 }

@@ -110,4 +110,7 @@ export const INTERFACE = {
  * Operations this service adds beyond the published interface; each is recorded as an addition in
  * CHANGELOG.md. The contract tests hold the document to the interface plus these, and no other.
  */
-export const ADDITIONS: Endpoint[] = [operation('POST', `${TEAM}/ingest/batch`, 'Ingest a batch')];
+export const ADDITIONS: Endpoint[] = [
+  operation('POST', `${TEAM}/ingest/batch`, 'Ingest a batch'),
+  operation('GET', `${TEAM}/experiments/{experiment}/results`, 'Experiment results'),
+];

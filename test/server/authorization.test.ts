@@ -162,9 +162,9 @@ const ownTeamSetup: Record<string, { fixture?: Partial<Fixture>; body?: unknown 
 };
 
 describe('the bundled contract', () => {
-  it('when it is read, then it has the 39 operations this table covers', () => {
-    expect(operations).toHaveLength(39);
-    expect(new Set(operations.map((op) => op.operationId)).size).toBe(39);
+  it('when it is read, then it has the 40 operations this table covers', () => {
+    expect(operations).toHaveLength(40);
+    expect(new Set(operations.map((op) => op.operationId)).size).toBe(40);
   });
 });
 
@@ -296,7 +296,7 @@ describe.each(engines)('authorization on %s', (engine) => {
 // A sanity check of the table itself, so a wrong generator does not pass silently.
 describe('the generated table', () => {
   it('when it is built, then each operation is tried with each credential and the non-team operations are the four', () => {
-    expect(cases).toHaveLength(39 * credentials.length);
+    expect(cases).toHaveLength(40 * credentials.length);
     expect(credentials).toHaveLength(8);
     expect(operations.filter((op) => !op.teamScoped).map((op) => op.template)).toEqual(['/api/health', '/api/user', '/api/current-team', '/api/teams']);
     expect(operations.filter((op) => op.acceptsIngestKey && !op.isPublic).map((op) => op.operationId).sort()).toEqual(['config_get', 'ingest', 'ingest_batch']);

@@ -41,14 +41,14 @@ describe('GET /changelog', () => {
 describe('GET /openapi.json', () => {
   const server = useServer('sqlite');
 
-  it('when it is fetched, then it is the bundled document with its 39 operations', async () => {
+  it('when it is fetched, then it is the bundled document with its 40 operations', async () => {
     const response = await fetch(`${server().baseUrl}/openapi.json`);
     expect(response.status).toBe(200);
     expect(response.headers.get('content-type')).toMatch(/^application\/json/);
     const served = (await response.json()) as typeof spec;
     expect(served).toEqual(spec);
     const count = Object.values(served.paths).flatMap((item) => METHODS.filter((method) => item[method])).length;
-    expect(count).toBe(39);
+    expect(count).toBe(40);
   });
 });
 
@@ -118,7 +118,7 @@ describe.skipIf(!hasChromium)('GET /docs in headless Chromium', () => {
       expect(listed.get(op.operationId), op.operationId).toContain(op.summary);
       expect(listed.get(op.operationId), op.operationId).toContain(op.method.toUpperCase());
     }
-    expect(listed.size).toBe(39);
+    expect(listed.size).toBe(40);
 
     // Opening an operation renders its method and path, and its code samples.
     await page.locator('[data-component-name="Menu/MenuItem"].menu-item-type-operation a[href$="/ingest"]').first().click();

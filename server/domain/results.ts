@@ -1,0 +1,88 @@
+/**
+ * What the results read adds to the fixed-horizon statistics — pure functions: each variant's
+ * always-valid comparison with the control and its verdict, and the daily roll-up summed into
+ * the counts as they stood at the end of each day.
+ */
+
+import { confidenceSequence } from './sequential';
+import type { ArmCounts, Interval } from './statistics';
+
+/** Participants each of the variant and the control need before a verdict other than `collecting`. */
+export const MINIMUM_PARTICIPANTS = 100;
+/** A sample-ratio check below this p-value is a warning: assignment or collection is broken. */
+export const SRM_WARNING_BELOW = 0.001;
+
+export type Verdict = 'collecting' | 'no_difference' | 'variant_better' | 'variant_worse';
+type ArmRate = Pick<ArmCounts, 'participants' | 'uniqueConversions'>;
+
+export interface SequentialComparison {
+  difference: number | null;
+  confidenceSequence: Interval | null;
+  verdict: Verdict | null;
+}
+
+/** The variant against the control; all null for the control itself and when there is none. */
+export function compareSequentially(arm: ArmRate, control: ArmRate | undefined, isControl: boolean): SequentialComparison {
+  if (isControl || !control) return { difference: null, confidenceSequence: null, verdict: null };
+  if (arm.participants === 0 || control.participants === 0) return { difference: null, confidenceSequence: null, verdict: 'collecting' };
+  const sequence = confidenceSequence(arm, control);
+  return {
+    difference: arm.uniqueConversions / arm.participants - control.uniqueConversions / control.participants,
+    confidenceSequence: sequence,
+    verdict: verdictOf(sequence, arm, control),
+  };
+}
+
+function verdictOf(sequence: Interval | null, arm: ArmRate, control: ArmRate): Verdict {
+  if (sequence === null || arm.participants < MINIMUM_PARTICIPANTS || control.participants < MINIMUM_PARTICIPANTS) return 'collecting';
+  if (sequence.lower > 0) return 'variant_better';
+  if (sequence.upper < 0) return 'variant_worse';
+  return 'no_difference';
+}
+
+/** One day's change of one variant's counters (negative when participants left). */
+export interface DailyChange {
+  variantId: number;
+  day: string;
+  participants: number;
+  uniqueConversions: number;
+}
+
+export interface DayTotals {
+  day: string;
+  /** Cumulative counts at the end of the day, by variant id. */
+  totals: Map<number, ArmRate>;
+}
+
+/** Sums the daily changes into the totals at the end of every day from the first change to the last, gaps included. */
+export function cumulativeDays(changes: DailyChange[], variantIds: number[]): DayTotals[] {
+  if (changes.length === 0) return [];
+  const byDay = new Map<string, DailyChange[]>();
+  for (const change of changes) byDay.set(change.day, [...(byDay.get(change.day) ?? []), change]);
+  const days = [...byDay.keys()].sort();
+  const running = new Map(variantIds.map((id) => [id, { participants: 0, uniqueConversions: 0 }]));
+  const result: DayTotals[] = [];
+  for (let day = days[0]; day <= days[days.length - 1]; day = nextDay(day)) {
+    for (const change of byDay.get(day) ?? []) {
+      const total = running.get(change.variantId);
+      if (!total) continue;
+      total.participants += change.participants;
+      total.uniqueConversions += change.uniqueConversions;
+    }
+    result.push({ day, totals: new Map([...running].map(([id, total]) => [id, { ...total }])) });
+  }
+  return result;
+}
+
+function nextDay(day: string): string {
+  const date = new Date(`${day}T00:00:00.000Z`);
+  date.setUTCDate(date.getUTCDate() + 1);
+  return date.toISOString().slice(0, 10);
+}
+
+/** Days from start to end (now while running), to two decimals; null before the start. */
+export function daysRunning(startedAt: string | null, stoppedAt: string | null, now: string): number | null {
+  if (startedAt === null) return null;
+  const end = Date.parse(stoppedAt ?? now);
+  return Math.round(((end - Date.parse(startedAt)) / 86_400_000) * 100) / 100;
+}
