@@ -16,6 +16,7 @@ import { rateLimiter } from './http/rate-limit';
 import { useContractGate } from './http/gate';
 import { ingestRoutes } from './ingest/routes';
 import { participantRoutes } from './participants/routes';
+import { serveResultsPage } from './results/page';
 import { resultRoutes } from './results/routes';
 import { rateLimitFromEnv, trustProxyFromEnv, type RateLimitSettings, type TrustProxy } from './settings';
 import type { Storage } from './storage/database';
@@ -51,6 +52,7 @@ export function createApp({ storage, logger, validateResponses, validateRequests
   app.use(corsHandler(contract));
 
   serveContract(app);
+  serveResultsPage(app);
 
   if (rateLimit.enabled) app.use(rateLimiter(rateLimit));
   useContractGate(app, contract, identifyIn(storage.db), { validateRequests, validateResponses });

@@ -1,0 +1,187 @@
+import { existsSync, mkdirSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { chromium, type Browser, type Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { components } from 'experimentation-api';
+import { setClock } from '../../server/storage/values';
+import { useServer } from '../support/engines';
+import type { TestTeam } from '../support/server';
+
+/**
+ * The results page at /results in Debian's headless Chromium, against a server holding an
+ * experiment that ran over five days and one whose split is broken. The page reads the API the
+ * test reads, so what it draws is compared with the API's answer.
+ */
+
+type ExperimentResults = components['schemas']['ExperimentResults'];
+type IngestRequest = components['schemas']['IngestRequest'];
+
+const CHROMIUM = '/usr/bin/chromium';
+const output = fileURLToPath(new URL('../output/', import.meta.url));
+const hasChromium = existsSync(CHROMIUM);
+if (!hasChromium) {
+  if (process.env.CI === 'true') throw new Error(`${CHROMIUM} is required in CI (apt-get install -y chromium)`);
+  console.warn(`\n[notice] ${CHROMIUM} is not installed: the /results browser test is skipped (apt-get install -y chromium).\n`);
+}
+
+describe.skipIf(!hasChromium)('GET /results in headless Chromium', () => {
+  const server = useServer('sqlite');
+  let browser: Browser;
+  let team: TestTeam;
+
+  async function ok<T>(call: Promise<{ data?: T; error?: unknown; response: Response }>): Promise<T> {
+    const { data, error, response } = await call;
+    if (response.status !== 200) throw new Error(`${response.url} answered ${response.status}: ${JSON.stringify(error)}`);
+    return data!;
+  }
+
+  async function experiment(key: string) {
+    const path = { team: team.id };
+    await ok(team.api.POST('/api/teams/{team}/experiments', { params: { path }, body: { key, event: 'purchase' } }));
+    await ok(team.api.POST('/api/teams/{team}/experiments/{experiment}/variants', { params: { path: { team: team.id, experiment: key } }, body: { key: 'control', control: true } }));
+    await ok(team.api.POST('/api/teams/{team}/experiments/{experiment}/variants', { params: { path: { team: team.id, experiment: key } }, body: { key: 'treatment' } }));
+    await ok(team.api.POST('/api/teams/{team}/experiments/{experiment}/start', { params: { path: { team: team.id, experiment: key } } }));
+  }
+
+  async function enrol(key: string, variant: string, prefix: string, count: number, converters: number) {
+    const items = Array.from({ length: count }, (_, i): IngestRequest => ({ participant: `${prefix}-${i}`, experiment: key, variant, ...(i < converters ? { event: 'purchase' } : {}) }));
+    const { data } = await team.ingest.POST('/api/teams/{team}/ingest/batch', { params: { path: { team: team.id } }, body: { items } });
+    expect(data?.data.every((outcome) => outcome.status === 200)).toBe(true);
+  }
+
+  async function results(key: string): Promise<ExperimentResults> {
+    return (await ok(team.api.GET('/api/teams/{team}/experiments/{experiment}/results', { params: { path: { team: team.id, experiment: key } } }))).data;
+  }
+
+  beforeAll(async () => {
+    // A checkout experiment over five days (the treatment converting better), and a broken split
+    team = await server().newTeam('Results page');
+    const restore = setClock(() => new Date('2026-06-01T09:00:00.000Z'));
+    try {
+      await ok(team.api.POST('/api/teams/{team}/events', { params: { path: { team: team.id } }, body: { key: 'purchase' } }));
+      await ok(team.api.POST('/api/teams/{team}/events', { params: { path: { team: team.id } }, body: { key: 'add_to_cart', type: 'count' } }));
+      await experiment('checkout');
+      await experiment('broken_split');
+      for (let day = 0; day < 5; day++) {
+        setClock(() => new Date(Date.UTC(2026, 5, 1 + day, 12)));
+        await enrol('checkout', 'control', `c${day}`, 200, 20);
+        await enrol('checkout', 'treatment', `t${day}`, 200, 34);
+      }
+      await enrol('broken_split', 'control', 'bc', 300, 30);
+      await enrol('broken_split', 'treatment', 'bt', 200, 20);
+    } finally {
+      restore();
+    }
+    browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'] });
+  }, 180_000);
+  afterAll(async () => {
+    await browser?.close();
+  });
+
+  /** A page that records what would show a problem: console errors, page errors, requests elsewhere. */
+  async function watchedPage(): Promise<{ page: Page; problems: string[]; requests: string[] }> {
+    const page = await browser.newPage({ viewport: { width: 1200, height: 900 } });
+    const problems: string[] = [];
+    const requests: string[] = [];
+    page.on('console', (message) => {
+      if (message.type() === 'error') problems.push(`console: ${message.text()}`);
+    });
+    page.on('pageerror', (error) => void problems.push(`page: ${error.message}`));
+    page.on('requestfailed', (request) => void problems.push(`failed: ${request.url()}`));
+    page.on('request', (request) => void requests.push(request.url()));
+    return { page, problems, requests };
+  }
+
+  async function signIn(page: Page) {
+    const response = await page.goto(`${server().baseUrl}/results`, { waitUntil: 'load' });
+    expect(response?.status()).toBe(200);
+    expect(response?.headers()['content-security-policy']).toMatch(/default-src 'none'; script-src 'self'/);
+    await page.locator('#token').fill(team.token);
+    await page.locator('#sign-in button[type=submit]').click();
+    await page.locator('#experiments a').first().waitFor();
+    expect(await page.locator('#sign-in').isVisible(), 'the sign-in form is gone').toBe(false);
+  }
+
+  it('when a token is given and an experiment opened, then it draws each variant\'s rate and interval, the verdicts and the sequence over time as the API gives them, with nothing broken (screenshot: test/output/results.png)', async () => {
+    const { page, problems, requests } = await watchedPage();
+    const api = await results('checkout');
+
+    await signIn(page);
+    expect(await page.locator('#experiments a').allInnerTexts()).toEqual(['broken_split\nrunning', 'checkout\nrunning']);
+    await page.locator('#experiments a[data-experiment=checkout]').click();
+    await page.locator('svg.sequence').first().waitFor();
+
+    // The token is in this tab's sessionStorage only, never in the URL or localStorage
+    expect(await page.evaluate(() => [sessionStorage.getItem('experimentation.token'), localStorage.length])).toEqual([team.token, 0]);
+    expect(page.url()).toBe(`${server().baseUrl}/results#checkout`);
+    expect(requests.every((url) => url.startsWith(server().baseUrl) && !url.includes(team.token))).toBe(true);
+
+    // One forest plot per event, a row per variant at the API's rate and interval
+    for (const event of api.events) {
+      const plot = page.locator(`article.event[data-event=${event.event}] svg.forest`);
+      for (const variant of event.variants) {
+        const row = plot.locator(`g.row[data-variant=${variant.variant}]`);
+        const rate = variant.statistics.unique_conversion_rate;
+        expect(await row.locator('circle.estimate').count()).toBe(rate === null ? 0 : 1);
+        if (rate !== null) expect(Number(await row.locator('circle.estimate').getAttribute('data-rate'))).toBe(rate);
+        if (variant.statistics.conversion_rate_interval) {
+          expect(Number(await row.locator('line.interval').getAttribute('data-lower'))).toBe(variant.statistics.conversion_rate_interval.lower);
+          expect(Number(await row.locator('line.interval').getAttribute('data-upper'))).toBe(variant.statistics.conversion_rate_interval.upper);
+        }
+        const verdict = page.locator(`article.event[data-event=${event.event}] tr[data-variant=${variant.variant}] .verdict`);
+        expect(await verdict.count()).toBe(variant.verdict === null ? 0 : 1);
+        if (variant.verdict) expect(await verdict.getAttribute('data-verdict')).toBe(variant.verdict);
+      }
+    }
+    expect(api.events[0]!.variants.find((v) => v.variant === 'treatment')!.verdict).toBe('variant_better');
+
+    // The goal's history: a point per day at the API's difference and sequence, inside a band
+    expect(api.history.days.map((d) => d.day)).toEqual(['2026-06-01', '2026-06-02', '2026-06-03', '2026-06-04', '2026-06-05']);
+    const chart = page.locator('article.history svg.sequence[data-variant=treatment]');
+    expect(await chart.locator('polygon.sequence-band').count()).toBe(1);
+    expect(await chart.locator('polyline.difference-line').count()).toBe(1);
+    const drawn = await chart.locator('circle.point').evaluateAll((circles) => circles.map((c) => [c.getAttribute('data-day'), Number(c.getAttribute('data-difference')), Number(c.getAttribute('data-lower')), Number(c.getAttribute('data-upper'))]));
+    expect(drawn).toEqual(
+      api.history.days.map((d) => {
+        const treatment = d.variants.find((v) => v.variant === 'treatment')!;
+        return [d.day, treatment.difference, treatment.confidence_sequence!.lower, treatment.confidence_sequence!.upper];
+      }),
+    );
+    expect(await page.locator('#srm-warning').count()).toBe(0);
+
+    // Nothing broken: no image that failed, no console or page error
+    expect(await page.evaluate(() => [...document.images].filter((image) => !image.complete || image.naturalWidth === 0).length)).toBe(0);
+    mkdirSync(output, { recursive: true });
+    await page.screenshot({ path: `${output}results.png`, fullPage: true });
+    expect(problems).toEqual([]);
+    await page.close();
+  });
+
+  it('when the split is broken, then a warning says so; when another event is picked, the history is that event\'s', async () => {
+    const { page, problems } = await watchedPage();
+    await signIn(page);
+
+    await page.locator('#experiments a[data-experiment=broken_split]').click();
+    const warning = page.locator('#srm-warning');
+    await warning.waitFor();
+    expect(await warning.isVisible()).toBe(true);
+    expect(await warning.innerText()).toMatch(/Sample-ratio mismatch/);
+    expect((await results('broken_split')).srm_warning).toBe(true);
+
+    await page.locator('#history-event').selectOption('add_to_cart');
+    await page.locator('article.history[data-event=add_to_cart]').waitFor();
+    expect(problems).toEqual([]);
+    await page.close();
+  });
+
+  it('when the token is wrong, then the page says so and keeps nothing', async () => {
+    const { page } = await watchedPage();
+    await page.goto(`${server().baseUrl}/results`, { waitUntil: 'load' });
+    await page.locator('#token').fill('not-a-token');
+    await page.locator('#sign-in button[type=submit]').click();
+    await page.locator('#sign-in-error').waitFor();
+    expect(await page.locator('#sign-in-error').innerText()).toMatch(/not valid/);
+    expect(await page.evaluate(() => sessionStorage.length)).toBe(0);
+    await page.close();
+  });
+});
