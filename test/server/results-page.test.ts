@@ -112,7 +112,7 @@ describe.skipIf(!hasChromium)('GET /results in headless Chromium', () => {
     await page.locator('svg.sequence').first().waitFor();
 
     // The token is in this tab's sessionStorage only, never in the URL or localStorage
-    expect(await page.evaluate(() => [sessionStorage.getItem('experimentation.token'), localStorage.length])).toEqual([team.token, 0]);
+    expect(await page.evaluate("[sessionStorage.getItem('experimentation.token'), localStorage.length]")).toEqual([team.token, 0]);
     expect(page.url()).toBe(`${server().baseUrl}/results#checkout`);
     expect(requests.every((url) => url.startsWith(server().baseUrl) && !url.includes(team.token))).toBe(true);
 
@@ -150,7 +150,7 @@ describe.skipIf(!hasChromium)('GET /results in headless Chromium', () => {
     expect(await page.locator('#srm-warning').count()).toBe(0);
 
     // Nothing broken: no image that failed, no console or page error
-    expect(await page.evaluate(() => [...document.images].filter((image) => !image.complete || image.naturalWidth === 0).length)).toBe(0);
+    expect(await page.evaluate('[...document.images].filter((image) => !image.complete || image.naturalWidth === 0).length')).toBe(0);
     mkdirSync(output, { recursive: true });
     await page.screenshot({ path: `${output}results.png`, fullPage: true });
     expect(problems).toEqual([]);
@@ -181,7 +181,7 @@ describe.skipIf(!hasChromium)('GET /results in headless Chromium', () => {
     await page.locator('#sign-in button[type=submit]').click();
     await page.locator('#sign-in-error').waitFor();
     expect(await page.locator('#sign-in-error').innerText()).toMatch(/not valid/);
-    expect(await page.evaluate(() => sessionStorage.length)).toBe(0);
+    expect(await page.evaluate('sessionStorage.length')).toBe(0);
     await page.close();
   });
 });
