@@ -1,7 +1,7 @@
 import { createTeam, createToken, revokeAllTokens, revokeToken, rotateIngestKey, setQuota } from '../admin/service';
 import { kindOf } from '../auth/credentials';
 import type { Storage } from '../storage/database';
-import { CommandLineExit, readCommandLine, refusing, type Fail } from './command-line';
+import { commandLineExit, readCommandLine, refusing, type Fail } from './command-line';
 
 const usage = `Usage: npm run admin -- <command> [options]
 
@@ -54,9 +54,7 @@ export async function runAdmin(args: string[], io: AdminIo): Promise<number> {
   try {
     ({ action, values } = commandOf(args, io));
   } catch (error) {
-    if (!(error instanceof CommandLineExit)) throw error;
-    (error.code === 0 ? io.out : io.err)(error.text);
-    return error.code;
+    return commandLineExit(error, io);
   }
   const storage = await io.open();
   try {

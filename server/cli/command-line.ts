@@ -27,6 +27,13 @@ export function refusing(usage: string): Fail {
   };
 }
 
+/** For a command run in process: prints the usage (`--help`, 0) or the usage error (2) and answers that exit code; rethrows any other error. */
+export function commandLineExit(error: unknown, io: { out(text: string): void; err(text: string): void }): 0 | 2 {
+  if (!(error instanceof CommandLineExit)) throw error;
+  (error.code === 0 ? io.out : io.err)(error.text);
+  return error.code;
+}
+
 /**
  * The command line read with node:util's parseArgs: `--help` prints the usage and exits 0 (or,
  * given `args` — a command run in process — throws CommandLineExit(0)); an unknown or malformed

@@ -1,6 +1,6 @@
 import { createTeam, createToken } from '../admin/service';
 import type { Storage } from '../storage/database';
-import { CommandLineExit, readCommandLine, refusing, type Fail } from './command-line';
+import { commandLineExit, readCommandLine, refusing, type Fail } from './command-line';
 import { DEMO_EXPERIMENT, simulate } from './demo-simulation';
 
 const usage = `Usage: npm run demo [-- --reset] [--participants N] [--days N]
@@ -43,9 +43,7 @@ export async function runDemo(args: string[], io: DemoIo): Promise<number> {
   try {
     settings = settingsOf(args);
   } catch (error) {
-    if (!(error instanceof CommandLineExit)) throw error;
-    (error.code === 0 ? io.out : io.err)(error.text);
-    return error.code;
+    return commandLineExit(error, io);
   }
   const storage = await io.open();
   try {
