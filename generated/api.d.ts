@@ -1017,7 +1017,7 @@ export interface components {
             /** @description The always-valid sequence at the end of the day, as `confidence_sequence` is computed now. */
             confidence_sequence: components["schemas"]["Interval"];
         };
-        /** @description How the results of one event developed, day by day (UTC), from the experiment's daily roll-up of its counters: one entry per day from the first day anything was counted to the last, cumulative up to the end of that day. A participant who left (unenrolled or deleted) is taken out on the day they left, so earlier days stay as they were seen then, and the last day's counts equal the current ones. Because the sequence is always valid, every point of this curve is a legitimate look. */
+        /** @description How the results of one event developed, day by day (UTC), from the experiment's daily roll-up of its counters: one entry per day from the first day anything was counted to the last, cumulative up to the end of that day. A participant who left (unenrolled or deleted) is taken out on the day they left, so earlier days stay as they were seen then, and the last day's counts equal the current ones. What was counted before the service kept the roll-up (before contract 1.3.0) is on the day the storage was upgraded. Because the sequence is always valid, every point of this curve is a legitimate look. */
         ResultsHistory: {
             event: components["schemas"]["Key"];
             days: {

@@ -1,7 +1,7 @@
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
-import { Kysely, Migrator, PostgresDialect } from 'kysely';
+import { Kysely, Migrator, PostgresDialect, type Migration } from 'kysely';
 import pg from 'pg';
 import type { Engine } from './engine';
 import { groupCommit, type Batched } from './group-commit';
@@ -96,11 +96,13 @@ function openPostgres(connectionString: string, poolSize = 10, connectTimeoutMs 
   return { db, engine: 'postgres', batched: groupCommit(db, 'postgres'), close: () => db.destroy() };
 }
 
+/** The schema's migrations, in order. */
+export function migrationsOf(engine: Engine): Record<string, Migration> {
+  return { '001_initial': initialSchema(engine), '002_config_version': configVersion, '003_daily_counts': dailyCounts };
+}
+
 async function migrate(storage: Storage): Promise<void> {
-  const migrator = new Migrator({
-    db: storage.db,
-    provider: { getMigrations: async () => ({ '001_initial': initialSchema(storage.engine), '002_config_version': configVersion, '003_daily_counts': dailyCounts }) },
-  });
+  const migrator = new Migrator({ db: storage.db, provider: { getMigrations: async () => migrationsOf(storage.engine) } });
   const { error } = await migrator.migrateToLatest();
   if (error) throw error;
 }
