@@ -90,9 +90,7 @@ export async function enrolInEach(db: Db, teamId: number, participantId: number,
   const ordered = byExperiment(placements);
   const inserted = await insertEnrolments(db, { teamId, participantId, placements: ordered, at }, ordered.length);
   const ids = new Map(inserted.map((row) => [row.experiment_id, row.id]));
-  for (const placement of ordered) {
-    if (ids.has(placement.experiment_id)) await countParticipant(db, teamId, placement.variant_id, +1, utcDay(at));
-  }
+  await countParticipants(db, teamId, ordered.filter((placement) => ids.has(placement.experiment_id)).map((placement) => placement.variant_id), +1, utcDay(at));
   return ids;
 }
 
@@ -118,25 +116,46 @@ const insertEnrolments = prepared((db, arg: Bind<PlacementsOf & { at: string }>,
     .returning(['id', 'experiment_id']),
 );
 
-const addToParticipants = prepared((db, arg: Bind<{ teamId: number; variantId: number; change: 1 | -1 }>) =>
+interface ParticipantChange {
+  teamId: number;
+  /** In experiment order: the lock order of the counters. */
+  variantIds: number[];
+  change: 1 | -1;
+  day: string;
+}
+
+const addToParticipants = prepared((db, arg: Bind<ParticipantChange>, rows: number) =>
   db
     .updateTable('variants')
     .set((eb) => ({ participants: eb('participants', '+', arg((a) => a.change)) }))
-    .where('id', '=', arg((a) => a.variantId))
+    .where(
+      'id',
+      'in',
+      Array.from({ length: rows }, (_, i) => arg((a) => a.variantIds[i]!)),
+    )
     .where('team_id', '=', arg((a) => a.teamId)),
 );
 
-const addToDailyParticipants = prepared((db, arg: Bind<{ teamId: number; variantId: number; change: 1 | -1; day: string }>) =>
+const addToDailyParticipants = prepared((db, arg: Bind<ParticipantChange>, rows: number) =>
   db
     .insertInto('daily_variant_counts')
-    .values({ team_id: arg((a) => a.teamId), variant_id: arg((a) => a.variantId), day: arg((a) => a.day), participants: arg((a) => a.change) })
+    .values(
+      Array.from({ length: rows }, (_, i) => ({
+        team_id: arg((a) => a.teamId),
+        variant_id: arg((a) => a.variantIds[i]!),
+        day: arg((a) => a.day),
+        participants: arg((a) => a.change),
+      })),
+    )
     .onConflict((oc) => oc.columns(['team_id', 'variant_id', 'day']).doUpdateSet((eb) => ({ participants: eb('daily_variant_counts.participants', '+', eb.ref('excluded.participants')) }))),
 );
 
-/** Adds one participant to a variant's counter, or takes one away, and to that day's roll-up. */
-async function countParticipant(db: Db, teamId: number, variantId: number, change: 1 | -1, day: string): Promise<void> {
-  await addToParticipants(db, { teamId, variantId, change });
-  await addToDailyParticipants(db, { teamId, variantId, change, day });
+/** Adds one participant to each variant's counter (one variant per experiment), or takes one away, and to that day's roll-up: two statements. */
+async function countParticipants(db: Db, teamId: number, variantIds: number[], change: 1 | -1, day: string): Promise<void> {
+  if (variantIds.length === 0) return;
+  const args = { teamId, variantIds, change, day };
+  await addToParticipants(db, args, variantIds.length);
+  await addToDailyParticipants(db, args, variantIds.length);
 }
 
 /**
@@ -238,7 +257,7 @@ export async function removeEnrolments(db: Db, teamId: number, participantId: nu
   const variantOf = new Map(ordered.map((enrolment) => [enrolment.experiment_id, enrolment.variant_id]));
   // Taken out of the roll-up on the day they leave: the history up to then stays as it was seen.
   const today = utcDay(now());
-  for (const enrolment of ordered) await countParticipant(db, teamId, enrolment.variant_id, -1, today);
+  await countParticipants(db, teamId, ordered.map((enrolment) => enrolment.variant_id), -1, today);
   const conversions = await db
     .selectFrom('conversions')
     .select(['experiment_id', 'event_id', 'count'])
