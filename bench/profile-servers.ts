@@ -1,5 +1,5 @@
-// `npx tsx bench/profile-servers.ts [--checkout DIR] [--engine sqlite|postgres] [--seconds S]`:
-// where a real server's CPU goes under load, for one ingest and for one config read, each on a
+// `npx tsx bench/profile-servers.ts [--checkout DIR] [--engine sqlite|postgres] [--seconds S] [--only ingest,config,statistics]`:
+// where a real server's CPU goes under load, for one ingest, one config read and one variant statistics read, each on a
 // server of its own under `node --cpu-prof`: the top ten functions by self time, as shares of
 // the time the server was busy (idle left out). --checkout profiles another checkout of this
 // repository (e.g. an older commit, with its own node_modules), for before/after comparisons.
@@ -14,12 +14,14 @@ import { startServer } from './lib/processes';
 import { topSelfTime } from './lib/profile';
 import { scratchStorage } from './lib/storage';
 
-const { values } = parseArgs({ options: { checkout: { type: 'string' }, engine: { type: 'string', default: 'sqlite' }, seconds: { type: 'string', default: '8' } } });
+const { values } = parseArgs({ options: { checkout: { type: 'string' }, engine: { type: 'string', default: 'sqlite' }, seconds: { type: 'string', default: '8' }, only: { type: 'string', default: 'ingest,config,statistics' } } });
 const checkout = resolve(values.checkout ?? '.');
 const engine = values.engine === 'postgres' ? 'postgres' : 'sqlite';
 const seconds = Number(values.seconds);
 
-async function profile(what: 'ingest' | 'config'): Promise<void> {
+type Profiled = 'ingest' | 'config' | 'statistics';
+
+async function profile(what: Profiled): Promise<void> {
   const scratch = await scratchStorage(engine);
   const profiles = mkdtempSync(join(tmpdir(), 'profiles-'));
   try {
@@ -36,7 +38,9 @@ async function profile(what: 'ingest' | 'config'): Promise<void> {
     const run = () =>
       what === 'ingest'
         ? load({ ...spec, url: `${server.url}/api/teams/${team.id}/ingest`, method: 'POST', body: () => JSON.stringify({ participant: `p-${randomBytes(6).toString('hex')}`, event: 'purchase' }) })
-        : load({ ...spec, url: `${server.url}/api/teams/${team.id}/config` });
+        : what === 'config'
+          ? load({ ...spec, url: `${server.url}/api/teams/${team.id}/config` })
+          : load({ ...spec, headers: { authorization: `Bearer ${team.token}` }, url: `${server.url}/api/teams/${team.id}/experiments/checkout_button/variants/treatment/statistics` });
     const round = await run();
     await server.stop();
     const file = readdirSync(profiles).find((name) => /^CPU\.\d+\.\d+\.\d+\.0\.\d+\.cpuprofile$/.test(name));
@@ -65,8 +69,7 @@ async function setUp(baseUrl: string, storageEnv: Record<string, string>) {
     await post(`/experiments/${key}/variants`, { key: 'treatment' });
     await post(`/experiments/${key}/start`, {});
   }
-  return { id, ingestKey: made.ingest_key as string };
+  return { id, ingestKey: made.ingest_key as string, token: made.token as string };
 }
 
-await profile('ingest');
-await profile('config');
+for (const what of values.only.split(',') as Profiled[]) await profile(what);
