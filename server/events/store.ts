@@ -1,6 +1,7 @@
 import type { Insertable, Selectable, Updateable } from 'kysely';
 import type { components } from '../../generated/api';
 import type { Db } from '../storage/database';
+import { prepared, type Bind } from '../storage/prepared';
 import type { Database } from '../storage/schema';
 import { iso } from '../storage/values';
 
@@ -25,6 +26,19 @@ export async function listEvents(db: Db, teamId: number, limit: number, offset: 
   return db.selectFrom('events').selectAll().where('team_id', '=', teamId).orderBy('key').limit(limit).offset(offset).execute();
 }
 
+
+/** Every event of the team by key, as the statistics and results list them. */
+export async function eventsByKey(db: Db, teamId: number): Promise<Array<Pick<EventRow, 'id' | 'key' | 'type'>>> {
+  return teamEventsByKey(db, { teamId });
+}
+
+const teamEventsByKey = prepared((db, arg: Bind<{ teamId: number }>) =>
+  db
+    .selectFrom('events')
+    .select(['id', 'key', 'type'])
+    .where('team_id', '=', arg((a) => a.teamId))
+    .orderBy('key'),
+);
 
 export async function insertEvent(db: Db, row: Insertable<Database['events']>): Promise<EventRow> {
   return db.insertInto('events').values(row).returningAll().executeTakeFirstOrThrow();

@@ -1,6 +1,7 @@
 import type { Insertable, Selectable, Updateable } from 'kysely';
 import type { components } from '../../generated/api';
 import type { Db } from '../storage/database';
+import { prepared, type Bind } from '../storage/prepared';
 import type { Database } from '../storage/schema';
 import { iso, isoOrNull } from '../storage/values';
 
@@ -32,8 +33,13 @@ function selectExperiments(db: Db, teamId: number) {
 }
 
 export async function findExperiment(db: Db, teamId: number, key: string): Promise<ExperimentRow | undefined> {
-  return selectExperiments(db, teamId).where('experiments.key', '=', key).executeTakeFirst();
+  return (await experimentByKey(db, { teamId, key }))[0];
 }
+
+// Every read of an experiment (its statistics and results included) starts here.
+const experimentByKey = prepared((db, arg: Bind<{ teamId: number; key: string }>) =>
+  selectExperiments(db, arg((a) => a.teamId)).where('experiments.key', '=', arg((a) => a.key)),
+);
 
 export async function findExperimentById(db: Db, teamId: number, id: number): Promise<ExperimentRow> {
   return selectExperiments(db, teamId).where('experiments.id', '=', id).executeTakeFirstOrThrow();

@@ -5,6 +5,7 @@ import type { ArmCounts } from '../domain/statistics';
 import { requireExperiment } from '../experiments/service';
 import type { ExperimentRow } from '../experiments/store';
 import { NotFound } from '../http/errors';
+import { eventsByKey } from '../events/store';
 import type { Db } from '../storage/database';
 import { inSnapshot } from '../storage/snapshot';
 import { isoOrNull, now } from '../storage/values';
@@ -28,7 +29,7 @@ export async function experimentResults(db: Db, team: TeamRow, experimentKey: st
   const read = await inSnapshot(db, async (snapshot) => {
     const experiment = await requireExperiment(snapshot, team, experimentKey);
     const variants = await variantsOf(snapshot, team.id, experiment.id);
-    const events: EventRow[] = await snapshot.selectFrom('events').select(['id', 'key', 'type']).where('team_id', '=', team.id).orderBy('key').execute();
+    const events: EventRow[] = await eventsByKey(snapshot, team.id);
     const historyEvent = historyEventKey === undefined ? events.find((e) => e.id === experiment.event_id) : events.find((e) => e.key === historyEventKey);
     if (!historyEvent) throw new NotFound(`No event '${historyEventKey}' in team ${team.id}.`);
     const variantIds = variants.map((v) => v.id);

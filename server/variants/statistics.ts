@@ -1,6 +1,7 @@
 import type { components } from '../../generated/api';
 import { compareWithControl, sampleRatioMismatch, type ArmCounts } from '../domain/statistics';
 import { requireExperiment } from '../experiments/service';
+import { eventsByKey } from '../events/store';
 import type { Db } from '../storage/database';
 import type { TeamRow } from '../teams/store';
 import { requireVariant } from './service';
@@ -21,7 +22,7 @@ export async function variantStatistics(db: Db, team: TeamRow, experimentKey: st
     const variants = await variantsOf(snapshot, team.id, experiment.id);
     const variant = requireVariant(variants, experiment, variantKey);
     const control = variants.find((candidate) => Boolean(candidate.control));
-    const events = await snapshot.selectFrom('events').select(['id', 'key', 'type']).where('team_id', '=', team.id).orderBy('key').execute();
+    const events = await eventsByKey(snapshot, team.id);
     const counts = await eventCountsOf(snapshot, team.id, control ? [variant.id, control.id] : [variant.id]);
     return { experiment, variants, variant, control, events, counts };
   });

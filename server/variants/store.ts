@@ -3,6 +3,7 @@ import type { components } from '../../generated/api';
 import { resolveTraffic } from '../domain/assignment';
 import { listRunningExperiments, type ExperimentRow } from '../experiments/store';
 import type { Db } from '../storage/database';
+import { prepared, type Bind } from '../storage/prepared';
 import type { Database } from '../storage/schema';
 import { iso } from '../storage/values';
 
@@ -30,15 +31,17 @@ export function toVariant(row: ResolvedVariant): Variant {
 }
 
 export async function variantsOf(db: Db, teamId: number, experimentId: number): Promise<ResolvedVariant[]> {
-  const rows = await db
+  return resolveShares(await variantsInOrder(db, { teamId, experimentId }));
+}
+
+const variantsInOrder = prepared((db, arg: Bind<{ teamId: number; experimentId: number }>) =>
+  db
     .selectFrom('variants')
     .selectAll()
-    .where('team_id', '=', teamId)
-    .where('experiment_id', '=', experimentId)
-    .orderBy('id')
-    .execute();
-  return resolveShares(rows);
-}
+    .where('team_id', '=', arg((a) => a.teamId))
+    .where('experiment_id', '=', arg((a) => a.experimentId))
+    .orderBy('id'),
+);
 
 /** Variants of several experiments, grouped by experiment id, each group resolved. */
 export async function variantsOfMany(db: Db, teamId: number, experimentIds: number[]): Promise<Map<number, ResolvedVariant[]>> {
@@ -76,10 +79,17 @@ export async function deleteVariant(db: Db, id: number, teamId: number): Promise
 
 export async function eventCountsOf(db: Db, teamId: number, variantIds: number[]) {
   if (variantIds.length === 0) return [];
-  return db
+  return countsOfVariants(db, { teamId, variantIds }, variantIds.length);
+}
+
+const countsOfVariants = prepared((db, arg: Bind<{ teamId: number; variantIds: number[] }>, variants: number) =>
+  db
     .selectFrom('variant_event_counts')
     .select(['variant_id', 'event_id', 'conversions', 'unique_conversions'])
-    .where('team_id', '=', teamId)
-    .where('variant_id', 'in', variantIds)
-    .execute();
-}
+    .where('team_id', '=', arg((a) => a.teamId))
+    .where(
+      'variant_id',
+      'in',
+      Array.from({ length: variants }, (_, i) => arg((a) => a.variantIds[i]!)),
+    ),
+);
