@@ -1,5 +1,5 @@
-// `npx tsx bench/profile-servers.ts [--checkout DIR] [--engine sqlite|postgres] [--seconds S] [--only ingest,config,statistics]`:
-// where a real server's CPU goes under load, for one ingest, one config read and one variant statistics read, each on a
+// `npx tsx bench/profile-servers.ts [--checkout DIR] [--engine sqlite|postgres] [--seconds S] [--only ingest,config,statistics,batch]`:
+// where a real server's CPU goes under load, for one ingest, one config read, one variant statistics read and a batch of 100 ingests, each on a
 // server of its own under `node --cpu-prof`: the top ten functions by self time, as shares of
 // the time the server was busy (idle left out). --checkout profiles another checkout of this
 // repository (e.g. an older commit, with its own node_modules), for before/after comparisons.
@@ -19,7 +19,7 @@ const checkout = resolve(values.checkout ?? '.');
 const engine = values.engine === 'postgres' ? 'postgres' : 'sqlite';
 const seconds = Number(values.seconds);
 
-type Profiled = 'ingest' | 'config' | 'statistics';
+type Profiled = 'ingest' | 'config' | 'statistics' | 'batch';
 
 async function profile(what: Profiled): Promise<void> {
   const scratch = await scratchStorage(engine);
@@ -38,7 +38,9 @@ async function profile(what: Profiled): Promise<void> {
     const run = () =>
       what === 'ingest'
         ? load({ ...spec, url: `${server.url}/api/teams/${team.id}/ingest`, method: 'POST', body: () => JSON.stringify({ participant: `p-${randomBytes(6).toString('hex')}`, event: 'purchase' }) })
-        : what === 'config'
+        : what === 'batch'
+          ? load({ ...spec, url: `${server.url}/api/teams/${team.id}/ingest/batch`, method: 'POST', body: () => JSON.stringify({ items: Array.from({ length: 100 }, () => ({ participant: `p-${randomBytes(6).toString('hex')}`, event: 'purchase' })) }) })
+          : what === 'config'
           ? load({ ...spec, url: `${server.url}/api/teams/${team.id}/config` })
           : load({ ...spec, headers: { authorization: `Bearer ${team.token}` }, url: `${server.url}/api/teams/${team.id}/experiments/checkout_button/variants/treatment/statistics` });
     const round = await run();
