@@ -1,7 +1,7 @@
 import { createTeam, createToken, revokeAllTokens, revokeToken, rotateIngestKey, setQuota } from '../admin/service';
 import { kindOf } from '../auth/credentials';
 import type { Storage } from '../storage/database';
-import { commandLineExit, readCommandLine, refusing, type Fail } from './command-line';
+import { commandLineExit, onStorage, readCommandLine, refusing, type Fail } from './command-line';
 
 const usage = `Usage: npm run admin -- <command> [options]
 
@@ -56,17 +56,10 @@ export async function runAdmin(args: string[], io: AdminIo): Promise<number> {
   } catch (error) {
     return commandLineExit(error, io);
   }
-  const storage = await io.open();
-  try {
+  return onStorage(io, async (storage) => {
     const result = await action(storage.db);
     io.out(values.shell ? shellExports(result as Made) : values.json ? JSON.stringify(result) : JSON.stringify(result, null, 2));
-    return 0;
-  } catch (error) {
-    io.err(error instanceof Error ? error.message : String(error));
-    return 1;
-  } finally {
-    await storage.close();
-  }
+  });
 }
 
 function commandOf(args: string[], io: AdminIo): { action: Action; values: Values } {

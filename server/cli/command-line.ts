@@ -1,4 +1,5 @@
 import { parseArgs, type ParseArgsConfig } from 'node:util';
+import type { Storage } from '../storage/database';
 
 /** Prints what is wrong and the usage, and exits 2. */
 export type Fail = (message: string) => never;
@@ -32,6 +33,20 @@ export function commandLineExit(error: unknown, io: { out(text: string): void; e
   if (!(error instanceof CommandLineExit)) throw error;
   (error.code === 0 ? io.out : io.err)(error.text);
   return error.code;
+}
+
+/** Opens the storage, runs `work` on it and closes it: exit code 0 when it is done, 1 with its message on stderr when it failed. */
+export async function onStorage(io: { open(): Promise<Storage>; err(text: string): void }, work: (storage: Storage) => Promise<void>): Promise<0 | 1> {
+  const storage = await io.open();
+  try {
+    await work(storage);
+    return 0;
+  } catch (error) {
+    io.err(error instanceof Error ? error.message : String(error));
+    return 1;
+  } finally {
+    await storage.close();
+  }
 }
 
 /**

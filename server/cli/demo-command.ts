@@ -1,6 +1,6 @@
 import { createTeam, createToken } from '../admin/service';
 import type { Storage } from '../storage/database';
-import { commandLineExit, readCommandLine, refusing, type Fail } from './command-line';
+import { commandLineExit, onStorage, readCommandLine, refusing, type Fail } from './command-line';
 import { DEMO_EXPERIMENT, simulate } from './demo-simulation';
 
 const usage = `Usage: npm run demo [-- --reset] [--participants N] [--days N]
@@ -39,41 +39,39 @@ const fail: Fail = refusing(usage);
 
 /** Runs the demo; answers its exit code (0 done, 1 failed, 2 usage error). */
 export async function runDemo(args: string[], io: DemoIo): Promise<number> {
-  let settings: { reset: boolean; participants: number; days: number };
+  let settings: Settings;
   try {
     settings = settingsOf(args);
   } catch (error) {
     return commandLineExit(error, io);
   }
-  const storage = await io.open();
-  try {
-    const existing = await demoTeam(storage);
-    if (existing && settings.reset) await storage.db.deleteFrom('teams').where('id', '=', existing.id).execute();
-    const reused = existing && !settings.reset ? existing : undefined;
-    let team: { id: number; token: string; ingestKey?: string };
-    if (reused) {
-      if (!(await hasExperiment(storage, reused.id))) throw new Error(`The demo team (${reused.id}) has no ${DEMO_EXPERIMENT}, an earlier run stopped before making it: run npm run demo -- --reset.`);
-      team = { id: reused.id, token: (await createToken(storage.db, DEMO_EMAIL)).token };
-      io.out(`The demo team is there already (team ${team.id}); --reset plays it again.`);
-    } else {
-      const created = await createTeam(storage.db, { name: DEMO_TEAM, email: DEMO_EMAIL });
-      team = { id: created.team.id, token: created.token, ingestKey: created.ingest_key };
-      io.out(`Playing ${settings.participants} participants over ${settings.days} days into team ${team.id} (${DEMO_TEAM})…`);
-      const bar = io.progress(settings.participants);
-      try {
-        await simulate(storage, { id: team.id, token: team.token, ingestKey: created.ingest_key }, { ...settings, progress: bar.update }, io.random);
-      } finally {
-        bar.stop();
-      }
+  return onStorage(io, (storage) => play(storage, settings, io));
+}
+
+type Settings = ReturnType<typeof settingsOf>;
+
+/** Reuses the demo team, or (again, with --reset) makes it and plays its experiment; prints where to look. */
+async function play(storage: Storage, settings: Settings, io: DemoIo): Promise<void> {
+  const existing = await demoTeam(storage);
+  if (existing && settings.reset) await storage.db.deleteFrom('teams').where('id', '=', existing.id).execute();
+  const reused = existing && !settings.reset ? existing : undefined;
+  let team: { id: number; token: string; ingestKey?: string };
+  if (reused) {
+    if (!(await hasExperiment(storage, reused.id))) throw new Error(`The demo team (${reused.id}) has no ${DEMO_EXPERIMENT}, an earlier run stopped before making it: run npm run demo -- --reset.`);
+    team = { id: reused.id, token: (await createToken(storage.db, DEMO_EMAIL)).token };
+    io.out(`The demo team is there already (team ${team.id}); --reset plays it again.`);
+  } else {
+    const created = await createTeam(storage.db, { name: DEMO_TEAM, email: DEMO_EMAIL });
+    team = { id: created.team.id, token: created.token, ingestKey: created.ingest_key };
+    io.out(`Playing ${settings.participants} participants over ${settings.days} days into team ${team.id} (${DEMO_TEAM})…`);
+    const bar = io.progress(settings.participants);
+    try {
+      await simulate(storage, { id: team.id, token: team.token, ingestKey: created.ingest_key }, { ...settings, progress: bar.update }, io.random);
+    } finally {
+      bar.stop();
     }
-    io.out(closing(io.baseUrl, team));
-    return 0;
-  } catch (error) {
-    io.err(error instanceof Error ? error.message : String(error));
-    return 1;
-  } finally {
-    await storage.close();
   }
+  io.out(closing(io.baseUrl, team));
 }
 
 function settingsOf(args: string[]) {
