@@ -8,6 +8,7 @@ import { groupCommit, type Batched } from './group-commit';
 import { initialSchema } from './migrations/001_initial';
 import { configVersion } from './migrations/002_config_version';
 import { dailyCounts } from './migrations/003_daily_counts';
+import { preparingStatements } from './postgres-statements';
 import type { Database } from './schema';
 import { ImmediateSqliteDialect } from './sqlite-dialect';
 import { reusingStatements } from './sqlite-statements';
@@ -92,7 +93,7 @@ function openPostgres(connectionString: string, poolSize = 10, connectTimeoutMs 
   // or between two queries of a transaction — emits 'error' too: the query in flight already
   // rejects with it, so here it is only kept from becoming an uncaught exception.
   pool.on('connect', (client) => client.on('error', () => {}));
-  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: preparingStatements(pool) }) });
   return { db, engine: 'postgres', batched: groupCommit(db, 'postgres'), close: () => db.destroy() };
 }
 
