@@ -26,7 +26,11 @@ export function ingestContexts(): IngestContexts {
  * writes never act on experiments or events a committed change has removed.
  */
 export async function contextOf(trx: Db, contexts: IngestContexts, team: TeamRow): Promise<IngestContext> {
-  const version = await configVersionOf(trx, team.id);
+  return contextAt(trx, contexts, team, await configVersionOf(trx, team.id));
+}
+
+/** The team's context at a config version its transaction has read already. */
+export async function contextAt(trx: Db, contexts: IngestContexts, team: TeamRow, version: number): Promise<IngestContext> {
   let context = contexts.get(team.id, version);
   if (!context) {
     context = { ...(await runningWithVariants(trx, team.id)), events: new Map() };

@@ -12,7 +12,7 @@ import { iso, now, utcDay } from '../storage/values';
 import type { TeamRow } from '../teams/store';
 import { requireVariant } from '../variants/service';
 import { variantsOfMany, type ResolvedVariant } from '../variants/store';
-import { contextOf, eventOf, experimentOf, type IngestContext, type IngestContexts } from './context';
+import { contextAt, eventOf, experimentOf, type IngestContext, type IngestContexts } from './context';
 import { quotaMonth } from './quota';
 
 type IngestRequest = components['schemas']['IngestRequest'];
@@ -114,21 +114,21 @@ interface Flush {
 async function ingestAll(db: Db, jobs: IngestJob[]): Promise<Array<{ job: IngestJob; outcome: IngestedUnit | HttpError }>> {
   const at = now();
   const month = quotaMonth(at);
+  const read = await readFlush(db, jobs, month);
   const resolved = new Map<IngestJob, Resolved | HttpError>();
-  // Each team's context once per flush: its config version is read under the team's lock, so it holds for the whole flush.
+  // Each team's context once per flush, at the config version read under the team's lock: it holds for the whole flush.
   const contexts = new Map<number, Promise<IngestContext>>();
   const contextFor = (job: IngestJob) => {
     let context = contexts.get(job.team.id);
-    if (!context) contexts.set(job.team.id, (context = contextOf(db, job.contexts, job.team)));
+    if (!context) contexts.set(job.team.id, (context = contextAt(db, job.contexts, job.team, read.versions.get(job.team.id)!)));
     return context;
   };
   for (const job of jobs) resolved.set(job, await resolve(db, job, await contextFor(job)).catch((error: unknown) => (error instanceof HttpError ? error : Promise.reject(error))));
-  const accepted = [...resolved.values()].filter((r): r is Resolved => !(r instanceof HttpError));
   const flush: Flush = {
     at,
     month,
-    participants: await readParticipants(db, accepted),
-    used: await readQuotaUse(db, [...new Set(jobs.map((job) => job.team.id))], month),
+    participants: await withHistories(db, read.participants),
+    used: read.used,
     enrolments: [],
     variantParticipants: new Map(),
     conversions: new Map(),
@@ -156,15 +156,43 @@ async function resolve(db: Db, job: IngestJob, context: IngestContext): Promise<
 
 const participantKey = (teamId: number, key: string) => `${teamId}\u0000${key}`;
 
-/** Every participant the accepted ingests name, with its enrolments, exclusions and conversions: four queries. */
-async function readParticipants(db: Db, units: Resolved[]): Promise<Map<string, ParticipantState>> {
+/** What a flush reads first, under its teams' locks. */
+interface FlushRead {
+  /** team id → its config version. */
+  versions: Map<number, number>;
+  /** team id → the month's accepted ingests so far. */
+  used: Map<number, number>;
+  /** The stored participants the ingests name. */
+  participants: ParticipantRow[];
+}
+
+type FlushReadRow = { flush_team: number; config_version: number; used: number } & ({ [K in keyof ParticipantRow]: null } | ParticipantRow);
+
+/** In one query: each team's config version and quota use this month, and every stored participant the ingests name. */
+async function readFlush(db: Db, jobs: IngestJob[], month: string): Promise<FlushRead> {
+  const teams = [...new Set(jobs.map((job) => job.team.id))];
+  const named = jobs.map((job) => ({ team: job.team.id, key: typeof job.input.participant === 'string' ? job.input.participant : job.input.participant.key }));
+  const { rows } = await sql<FlushReadRow>`
+    select t.id as flush_team, t.config_version, coalesce(u.count, 0) as used, p.*
+    from teams t
+    left join ingest_usage u on u.team_id = t.id and u.month = ${month}
+    left join (participants p join (select distinct * from unnest(${named.map((n) => n.team)}::bigint[], ${named.map((n) => n.key)}::text[])) as k(team_id, key)
+      on p.team_id = k.team_id and p.key = k.key) on p.team_id = t.id
+    where t.id = any(${teams}::bigint[])`.execute(db);
+  const read: FlushRead = { versions: new Map(), used: new Map(), participants: [] };
+  for (const { flush_team, config_version, used, ...participant } of rows) {
+    read.versions.set(flush_team, config_version);
+    read.used.set(flush_team, Number(used));
+    if (participant.id !== null) read.participants.push(participant as ParticipantRow);
+  }
+  const gone = teams.find((team) => !read.versions.has(team));
+  if (gone !== undefined) throw new Error(`No team ${gone}.`);
+  return read;
+}
+
+/** The stored participants as the flush knows them, with their enrolments, exclusions and conversions (three queries, when there are any). */
+async function withHistories(db: Db, rows: ParticipantRow[]): Promise<Map<string, ParticipantState>> {
   const states = new Map<string, ParticipantState>();
-  if (units.length === 0) return states;
-  const teams = units.map((unit) => unit.job.team.id);
-  const keys = units.map((unit) => unit.key);
-  const { rows } = await sql<ParticipantRow>`
-    select p.* from participants p
-    join unnest(${teams}::bigint[], ${keys}::text[]) as k(team_id, key) on p.team_id = k.team_id and p.key = k.key`.execute(db);
   for (const row of rows) {
     states.set(participantKey(row.team_id, row.key), { row, isNew: false, changed: false, enrolments: [], excluded: new Set(), conversions: new Map() });
   }
@@ -184,13 +212,6 @@ async function readParticipants(db: Db, units: Resolved[]): Promise<Map<string, 
   for (const row of exclusions.rows) byId.get(row.participant_id)!.excluded.add(row.experiment_id);
   for (const row of conversions.rows) byId.get(row.participant_id)!.conversions.set(`${row.experiment_id}:${row.event_id}`, Number(row.count));
   return states;
-}
-
-/** The month's accepted ingests per team so far. */
-async function readQuotaUse(db: Db, teams: number[], month: string): Promise<Map<number, number>> {
-  const { rows } = await sql<{ team_id: number; count: number }>`
-    select team_id, count from ingest_usage where team_id = any(${teams}::bigint[]) and month = ${month}`.execute(db);
-  return new Map(teams.map((team) => [team, Number(rows.find((row) => Number(row.team_id) === team)?.count ?? 0)]));
 }
 
 /**
@@ -266,41 +287,42 @@ function participantOf(participants: Map<string, ParticipantState>, teamId: numb
   return state;
 }
 
-/** The flush's writes: new participants (for their ids), changed ones, then everything else in one statement. */
+/**
+ * The flush's writes in one statement of data-modifying CTEs: new participants (their ids, for
+ * their enrolments and conversions, from its RETURNING), changed ones, enrolments, counters and
+ * their daily roll-up, conversions and quota. Answers the participants it created or changed.
+ */
 async function write(db: Db, flush: Flush): Promise<void> {
   const { at, month } = flush;
   const day = utcDay(at);
   const states = [...flush.participants.values()];
   const created = states.filter((state) => state.isNew);
-  if (created.length > 0) {
-    const { rows } = await sql<ParticipantRow>`
-      insert into participants (team_id, key, notes, attributes, created_at, updated_at)
-      select * from unnest(${created.map((s) => s.row.team_id)}::bigint[], ${created.map((s) => s.row.key)}::text[], ${created.map((s) => s.row.notes)}::text[],
-        ${created.map((s) => s.row.attributes)}::text[], ${created.map((s) => iso(s.row.created_at))}::timestamptz[], ${created.map((s) => iso(s.row.updated_at))}::timestamptz[])
-      returning *`.execute(db);
-    const byKey = new Map(rows.map((row) => [participantKey(row.team_id, row.key), row]));
-    for (const state of created) state.row = byKey.get(participantKey(state.row.team_id, state.row.key))!;
-  }
   const changed = states.filter((state) => state.changed);
-  if (changed.length > 0) {
-    const { rows } = await sql<ParticipantRow>`
-      update participants p set notes = d.notes, attributes = d.attributes, updated_at = d.updated_at
-      from unnest(${changed.map((s) => s.row.id)}::bigint[], ${changed.map((s) => s.row.notes)}::text[], ${changed.map((s) => s.row.attributes)}::text[],
-        ${changed.map((s) => iso(s.row.updated_at))}::timestamptz[]) as d(id, notes, attributes, updated_at)
-      where p.id = d.id returning p.*`.execute(db);
-    const byId = new Map(rows.map((row) => [row.id, row]));
-    for (const state of changed) state.row = byId.get(state.row.id)!;
-  }
   const enrolments = flush.enrolments;
   const variantIds = [...flush.variantParticipants.keys()];
   const conversions = [...flush.conversions.values()];
   const counts = [...flush.eventCounts.values()];
   const quota = [...flush.quota.entries()];
-  await sql`
-    with enrolled as (
+  // A participant this flush creates has id 0 until the insert answers it: rows naming it find it there by team and key.
+  const { rows } = await sql<ParticipantRow & { is_new: boolean }>`
+    with created as (
+      insert into participants (team_id, key, notes, attributes, created_at, updated_at)
+      select * from unnest(${created.map((s) => s.row.team_id)}::bigint[], ${created.map((s) => s.row.key)}::text[], ${created.map((s) => s.row.notes)}::text[],
+        ${created.map((s) => s.row.attributes)}::text[], ${created.map((s) => iso(s.row.created_at))}::timestamptz[], ${created.map((s) => iso(s.row.updated_at))}::timestamptz[])
+      returning *
+    ), changed as (
+      update participants p set notes = d.notes, attributes = d.attributes, updated_at = d.updated_at
+      from unnest(${changed.map((s) => s.row.id)}::bigint[], ${changed.map((s) => s.row.notes)}::text[], ${changed.map((s) => s.row.attributes)}::text[],
+        ${changed.map((s) => iso(s.row.updated_at))}::timestamptz[]) as d(id, notes, attributes, updated_at)
+      where p.id = d.id
+      returning p.*
+    ), enrolled as (
       insert into enrolments (team_id, participant_id, experiment_id, variant_id, enrolled_at)
-      select * from unnest(${enrolments.map((e) => e.teamId)}::bigint[], ${enrolments.map((e) => e.state.row.id)}::bigint[], ${enrolments.map((e) => e.experimentId)}::bigint[],
-        ${enrolments.map((e) => e.variantId)}::bigint[], ${enrolments.map(() => at)}::timestamptz[])
+      select e.team_id, coalesce(c.id, e.participant_id), e.experiment_id, e.variant_id, ${at}::timestamptz
+      from unnest(${enrolments.map((e) => e.teamId)}::bigint[], ${enrolments.map((e) => e.state.row.id)}::bigint[], ${enrolments.map((e) => e.state.row.key)}::text[],
+        ${enrolments.map((e) => e.experimentId)}::bigint[], ${enrolments.map((e) => e.variantId)}::bigint[]) with ordinality as e(team_id, participant_id, key, experiment_id, variant_id, n)
+      left join created c on e.participant_id = 0 and c.team_id = e.team_id and c.key = e.key
+      order by e.n -- ids in the order the ingests enrolled: a participant's assignments are answered in it
       returning 1
     ), counted as (
       update variants v set participants = v.participants + d.added
@@ -315,8 +337,11 @@ async function write(db: Db, flush: Flush): Promise<void> {
       returning 1
     ), converted as (
       insert into conversions (team_id, participant_id, experiment_id, event_id, count)
-      select * from unnest(${conversions.map((c) => c.teamId)}::bigint[], ${conversions.map((c) => c.state.row.id)}::bigint[], ${conversions.map((c) => c.experimentId)}::bigint[],
-        ${conversions.map((c) => c.eventId)}::bigint[], ${conversions.map((c) => c.added)}::bigint[])
+      select v.team_id, coalesce(c.id, v.participant_id), v.experiment_id, v.event_id, v.added
+      from unnest(${conversions.map((c) => c.teamId)}::bigint[], ${conversions.map((c) => c.state.row.id)}::bigint[], ${conversions.map((c) => c.state.row.key)}::text[],
+        ${conversions.map((c) => c.experimentId)}::bigint[], ${conversions.map((c) => c.eventId)}::bigint[], ${conversions.map((c) => c.added)}::bigint[])
+        as v(team_id, participant_id, key, experiment_id, event_id, added)
+      left join created c on v.participant_id = 0 and c.team_id = v.team_id and c.key = v.key
       on conflict (team_id, participant_id, experiment_id, event_id) do update set count = conversions.count + excluded.count
       returning 1
     ), tallied as (
@@ -335,10 +360,19 @@ async function write(db: Db, flush: Flush): Promise<void> {
         set conversions = daily_variant_event_counts.conversions + excluded.conversions,
           unique_conversions = daily_variant_event_counts.unique_conversions + excluded.unique_conversions
       returning 1
+    ), used as (
+      insert into ingest_usage (team_id, month, count)
+      select team_id, ${month}, count from unnest(${quota.map(([team]) => team)}::bigint[], ${quota.map(([, count]) => count)}::bigint[]) as q(team_id, count)
+      on conflict (team_id, month) do update set count = ingest_usage.count + excluded.count
+      returning 1
     )
-    insert into ingest_usage (team_id, month, count)
-    select team_id, ${month}, count from unnest(${quota.map(([team]) => team)}::bigint[], ${quota.map(([, count]) => count)}::bigint[]) as q(team_id, count)
-    on conflict (team_id, month) do update set count = ingest_usage.count + excluded.count`.execute(db);
+    select true as is_new, created.* from created
+    union all
+    select false, changed.* from changed`.execute(db);
+  const createdRows = new Map(rows.filter((row) => row.is_new).map(({ is_new: _, ...row }) => [participantKey(row.team_id, row.key), row]));
+  const changedRows = new Map(rows.filter((row) => !row.is_new).map(({ is_new: _, ...row }) => [row.id, row]));
+  for (const state of created) state.row = createdRows.get(participantKey(state.row.team_id, state.row.key))!;
+  for (const state of changed) state.row = changedRows.get(state.row.id)!;
 }
 
 /**
