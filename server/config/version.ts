@@ -1,5 +1,4 @@
 import type { Db } from '../storage/database';
-import { prepared, type Bind } from '../storage/prepared';
 import { teamWrite } from '../storage/team-lock';
 
 /**
@@ -19,13 +18,4 @@ export function changingConfig<T>(db: Db, teamId: number, change: (trx: Db) => P
       .execute();
     return change(trx);
   });
-}
-
-const storedVersion = prepared((db, arg: Bind<number>) => db.selectFrom('teams').select('config_version').where('id', '=', arg((teamId) => teamId)));
-
-/** The team's stored config version, as the transaction `db` sees it (every ingest reads it). */
-export async function configVersionOf(db: Db, teamId: number): Promise<number> {
-  const [row] = await storedVersion(db, teamId);
-  if (!row) throw new Error(`No team ${teamId}.`);
-  return row.config_version;
 }

@@ -61,61 +61,6 @@ export async function findEnrolment(db: Db, teamId: number, participantId: numbe
   return selectEnrolments(db, teamId, participantId).where('enrolments.experiment_id', '=', experimentId).executeTakeFirst();
 }
 
-export async function excludedExperimentIds(db: Db, teamId: number, participantId: number): Promise<Set<number>> {
-  const rows = await exclusionsOf(db, { teamId, participantId });
-  return new Set(rows.map((row) => row.experiment_id));
-}
-
-const exclusionsOf = prepared((db, arg: Bind<{ teamId: number; participantId: number }>) =>
-  db
-    .selectFrom('exclusions')
-    .select('experiment_id')
-    .where('team_id', '=', arg((a) => a.teamId))
-    .where('participant_id', '=', arg((a) => a.participantId)),
-);
-
-/** Which variant of which experiment: what an enrolment row holds, too. */
-export interface Placement {
-  experiment_id: number;
-  variant_id: number;
-}
-
-/**
- * Enrols the participant in each experiment (one statement), unless already enrolled there — a
- * concurrent ingest may have won — and counts the new enrolments in their variants, in
- * experiment order. Answers the new enrolments' ids by experiment.
- */
-export async function enrolInEach(db: Db, teamId: number, participantId: number, placements: Placement[], at: string): Promise<Map<number, number>> {
-  if (placements.length === 0) return new Map();
-  const ordered = byExperiment(placements);
-  const inserted = await insertEnrolments(db, { teamId, participantId, placements: ordered, at }, ordered.length);
-  const ids = new Map(inserted.map((row) => [row.experiment_id, row.id]));
-  await countParticipants(db, teamId, ordered.filter((placement) => ids.has(placement.experiment_id)).map((placement) => placement.variant_id), +1, utcDay(at));
-  return ids;
-}
-
-interface PlacementsOf {
-  teamId: number;
-  participantId: number;
-  placements: Placement[];
-}
-
-const insertEnrolments = prepared((db, arg: Bind<PlacementsOf & { at: string }>, rows: number) =>
-  db
-    .insertInto('enrolments')
-    .values(
-      Array.from({ length: rows }, (_, i) => ({
-        team_id: arg((a) => a.teamId),
-        participant_id: arg((a) => a.participantId),
-        experiment_id: arg((a) => a.placements[i].experiment_id),
-        variant_id: arg((a) => a.placements[i].variant_id),
-        enrolled_at: arg((a) => a.at),
-      })),
-    )
-    .onConflict((oc) => oc.columns(['team_id', 'participant_id', 'experiment_id']).doNothing())
-    .returning(['id', 'experiment_id']),
-);
-
 interface ParticipantChange {
   teamId: number;
   /** In experiment order: the lock order of the counters. */
@@ -159,85 +104,11 @@ async function countParticipants(db: Db, teamId: number, variantIds: number[], c
 }
 
 /**
- * Counts one event of an enrolled participant in each of its placements, two statements for
- * all of them: every event in `conversions`, the first per experiment in `unique_conversions`.
- */
-export async function recordConversions(db: Db, teamId: number, participantId: number, placements: Placement[], eventId: number, at: string): Promise<void> {
-  if (placements.length === 0) return;
-  const ordered = byExperiment(placements);
-  const args = { teamId, participantId, placements: ordered, eventId };
-  const counted = await countConversions(db, args, ordered.length);
-  const first = new Set(counted.filter((row) => Number(row.count) === 1).map((row) => row.experiment_id));
-  await countInVariants(db, { ...args, first }, ordered.length);
-  await countInVariantDays(db, { ...args, first, day: utcDay(at) }, ordered.length);
-}
-
-type ConversionsOf = PlacementsOf & { eventId: number };
-
-const countConversions = prepared((db, arg: Bind<ConversionsOf>, rows: number) =>
-  db
-    .insertInto('conversions')
-    .values(
-      Array.from({ length: rows }, (_, i) => ({
-        team_id: arg((a) => a.teamId),
-        participant_id: arg((a) => a.participantId),
-        experiment_id: arg((a) => a.placements[i].experiment_id),
-        event_id: arg((a) => a.eventId),
-        count: 1,
-      })),
-    )
-    .onConflict((oc) => oc.columns(['team_id', 'participant_id', 'experiment_id', 'event_id']).doUpdateSet((eb) => ({ count: eb('conversions.count', '+', 1) })))
-    .returning(['experiment_id', 'count']),
-);
-
-/** `first`: the experiments in which this is the participant's first conversion on the event. */
-const countInVariants = prepared((db, arg: Bind<ConversionsOf & { first: Set<number> }>, rows: number) =>
-  db
-    .insertInto('variant_event_counts')
-    .values(
-      Array.from({ length: rows }, (_, i) => ({
-        team_id: arg((a) => a.teamId),
-        variant_id: arg((a) => a.placements[i].variant_id),
-        event_id: arg((a) => a.eventId),
-        conversions: 1,
-        unique_conversions: arg((a) => (a.first.has(a.placements[i].experiment_id) ? 1 : 0)),
-      })),
-    )
-    .onConflict((oc) =>
-      oc.columns(['team_id', 'variant_id', 'event_id']).doUpdateSet((eb) => ({
-        conversions: eb('variant_event_counts.conversions', '+', 1),
-        unique_conversions: eb('variant_event_counts.unique_conversions', '+', eb.ref('excluded.unique_conversions')),
-      })),
-    ),
-);
-
-const countInVariantDays = prepared((db, arg: Bind<ConversionsOf & { first: Set<number>; day: string }>, rows: number) =>
-  db
-    .insertInto('daily_variant_event_counts')
-    .values(
-      Array.from({ length: rows }, (_, i) => ({
-        team_id: arg((a) => a.teamId),
-        variant_id: arg((a) => a.placements[i].variant_id),
-        event_id: arg((a) => a.eventId),
-        day: arg((a) => a.day),
-        conversions: 1,
-        unique_conversions: arg((a) => (a.first.has(a.placements[i].experiment_id) ? 1 : 0)),
-      })),
-    )
-    .onConflict((oc) =>
-      oc.columns(['team_id', 'variant_id', 'event_id', 'day']).doUpdateSet((eb) => ({
-        conversions: eb('daily_variant_event_counts.conversions', '+', 1),
-        unique_conversions: eb('daily_variant_event_counts.unique_conversions', '+', eb.ref('excluded.unique_conversions')),
-      })),
-    ),
-);
-
-/**
  * Lock order, shared by every writer of the counters so that concurrent transactions cannot
  * deadlock (PostgreSQL): the participant's row first, then `variants` rows by experiment, then
  * `variant_event_counts` rows by experiment and event, then the quota row.
  */
-export function byExperiment<T extends { experiment_id: number }>(rows: T[]): T[] {
+function byExperiment<T extends { experiment_id: number }>(rows: T[]): T[] {
   return [...rows].sort((a, b) => a.experiment_id - b.experiment_id);
 }
 

@@ -1,5 +1,4 @@
 import { ConfigVersionCache } from '../config/cache';
-import { configVersionOf } from '../config/version';
 import { requireEvent } from '../events/service';
 import type { EventRow } from '../events/store';
 import { requireExperiment } from '../experiments/service';
@@ -22,14 +21,9 @@ export function ingestContexts(): IngestContexts {
 }
 
 /**
- * The team's context under the config version the ingest's own transaction reads, so that its
+ * The team's context at the config version the ingest's own transaction has read, so that its
  * writes never act on experiments or events a committed change has removed.
  */
-export async function contextOf(trx: Db, contexts: IngestContexts, team: TeamRow): Promise<IngestContext> {
-  return contextAt(trx, contexts, team, await configVersionOf(trx, team.id));
-}
-
-/** The team's context at a config version its transaction has read already. */
 export async function contextAt(trx: Db, contexts: IngestContexts, team: TeamRow, version: number): Promise<IngestContext> {
   let context = contexts.get(team.id, version);
   if (!context) {

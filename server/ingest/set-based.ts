@@ -1,4 +1,4 @@
-import { CompiledQuery, sql } from 'kysely';
+import { CompiledQuery } from 'kysely';
 import type { components } from '../../generated/api';
 import { assignVariant } from '../domain/assignment';
 import type { EnrolmentRow } from '../enrolments/store';
@@ -7,8 +7,7 @@ import type { ExperimentRow } from '../experiments/store';
 import { Conflict, HttpError, QuotaExceeded } from '../http/errors';
 import type { ParticipantInput, ParticipantRow } from '../participants/store';
 import type { Db } from '../storage/database';
-import { teamLock } from '../storage/team-lock';
-import { iso, now, utcDay } from '../storage/values';
+import { now } from '../storage/values';
 import type { TeamRow } from '../teams/store';
 import { requireVariant } from '../variants/service';
 import { variantsOfMany, type ResolvedVariant } from '../variants/store';
@@ -32,27 +31,59 @@ interface IngestedUnit {
   assignments: EnrolmentRow[];
 }
 
-const BEGIN = CompiledQuery.raw('begin');
+/** What a flush reads first, under its teams' locks. */
+export interface FlushRead {
+  /** team id → its config version. */
+  versions: Map<number, number>;
+  /** team id → the month's accepted ingests so far. */
+  used: Map<number, number>;
+  /** The stored participants the ingests name. */
+  participants: ParticipantRow[];
+}
+
+/** The enrolments, exclusions and conversions of stored participants. */
+export interface Histories {
+  enrolments: Array<EnrolmentRow & { participant_id: number }>;
+  exclusions: Array<{ participant_id: number; experiment_id: number }>;
+  conversions: Array<{ participant_id: number; experiment_id: number; event_id: number; count: number }>;
+}
+
+/** A participant named by an ingest of a flush. */
+export interface NamedParticipant {
+  team: number;
+  key: string;
+}
+
+/** What differs between engines: the SQL of a flush, each a constant number of statements whatever the number of ingests. */
+export interface FlushStatements {
+  /** Opens the flush's transaction, taking every write lock a writer of these teams takes first. */
+  begin(connection: Db, teams: number[]): Promise<void>;
+  /** Each team's config version and quota use this month, and every stored participant named. */
+  read(connection: Db, teams: number[], named: NamedParticipant[], month: string): Promise<FlushRead>;
+  histories(connection: Db, participants: ParticipantRow[]): Promise<Histories>;
+  /** Writes what the flush decided; gives the participants it created or changed their stored rows. */
+  write(connection: Db, flush: Flush): Promise<void>;
+}
+
 const COMMIT = CompiledQuery.raw('commit');
 const ROLLBACK = CompiledQuery.raw('rollback');
 
 /**
- * PostgreSQL: a flush of concurrent ingests in a number of round trips that does not grow with
- * their number. Under the locks of their teams (so no other writer of these teams' rows runs
- * meanwhile, in any process), it reads in one query per table what every ingest needs — the
- * participants by key, their enrolments, exclusions and conversions, the month's quota use —
- * decides each ingest in order exactly as the single ingest would (its own 404, 409 or 402
- * storing nothing of it), then writes what the accepted ones change, one statement per table,
- * and commits once: each caller is answered after the commit.
+ * A flush of concurrent ingests in a number of statements that does not grow with their number.
+ * Under the write locks of their teams (so no other writer of these teams' rows runs meanwhile,
+ * in any process), it reads what every ingest needs in a few queries — the participants by key,
+ * their enrolments, exclusions and conversions, the month's quota use — decides each ingest in
+ * order exactly as a single ingest alone would be decided (its own 404, 409 or 402 storing
+ * nothing of it), then writes what the accepted ones change, a statement per table at most, and
+ * commits once: each caller is answered after the commit.
  */
-async function flushIngests(db: Db, jobs: IngestJob[]): Promise<void> {
+async function flushIngests(db: Db, statements: FlushStatements, jobs: IngestJob[]): Promise<void> {
   const decided: Array<{ job: IngestJob; outcome: IngestedUnit | HttpError }> = [];
   try {
     await db.connection().execute(async (connection) => {
-      await connection.executeQuery(BEGIN);
+      await statements.begin(connection, [...new Set(jobs.map((job) => job.team.id))].sort((a, b) => a - b));
       try {
-        for (const teamId of [...new Set(jobs.map((job) => job.team.id))].sort((a, b) => a - b)) await connection.executeQuery(teamLock(teamId));
-        decided.push(...(await ingestAll(connection, jobs)));
+        decided.push(...(await ingestAll(connection, statements, jobs)));
         await connection.executeQuery(COMMIT);
       } catch (error) {
         await connection.executeQuery(ROLLBACK).catch(() => {});
@@ -82,7 +113,7 @@ interface Resolved {
 }
 
 /** A participant as the flush knows it: stored already (`id`), or to be inserted by it. */
-interface ParticipantState {
+export interface ParticipantState {
   row: ParticipantRow;
   isNew: boolean;
   /** notes / attributes to write to an existing row. */
@@ -94,7 +125,7 @@ interface ParticipantState {
 }
 
 /** A flush: its clock, what it has read, and what the ingests decided so far will write. */
-interface Flush {
+export interface Flush {
   at: string;
   month: string;
   participants: Map<string, ParticipantState>;
@@ -111,10 +142,14 @@ interface Flush {
   quota: Map<number, number>;
 }
 
-async function ingestAll(db: Db, jobs: IngestJob[]): Promise<Array<{ job: IngestJob; outcome: IngestedUnit | HttpError }>> {
+async function ingestAll(db: Db, statements: FlushStatements, jobs: IngestJob[]): Promise<Array<{ job: IngestJob; outcome: IngestedUnit | HttpError }>> {
   const at = now();
   const month = quotaMonth(at);
-  const read = await readFlush(db, jobs, month);
+  const teams = [...new Set(jobs.map((job) => job.team.id))];
+  const named = jobs.map((job) => ({ team: job.team.id, key: typeof job.input.participant === 'string' ? job.input.participant : job.input.participant.key }));
+  const read = await statements.read(db, teams, named, month);
+  const gone = teams.find((team) => !read.versions.has(team));
+  if (gone !== undefined) throw new Error(`No team ${gone}.`);
   const resolved = new Map<IngestJob, Resolved | HttpError>();
   // Each team's context once per flush, at the config version read under the team's lock: it holds for the whole flush.
   const contexts = new Map<number, Promise<IngestContext>>();
@@ -127,7 +162,7 @@ async function ingestAll(db: Db, jobs: IngestJob[]): Promise<Array<{ job: Ingest
   const flush: Flush = {
     at,
     month,
-    participants: await withHistories(db, read.participants),
+    participants: await withHistories(db, statements, read.participants),
     used: read.used,
     enrolments: [],
     variantParticipants: new Map(),
@@ -139,7 +174,7 @@ async function ingestAll(db: Db, jobs: IngestJob[]): Promise<Array<{ job: Ingest
     const unit = resolved.get(job)!;
     return { job, outcome: unit instanceof HttpError ? unit : decide(flush, unit) };
   });
-  if (flush.quota.size > 0) await write(db, flush);
+  if (flush.quota.size > 0) await statements.write(db, flush);
   return outcomes;
 }
 
@@ -154,63 +189,20 @@ async function resolve(db: Db, job: IngestJob, context: IngestContext): Promise<
   return { job, key: given.key, given, event, target, experiments: target ? [target] : context.running, variants, chosen };
 }
 
-const participantKey = (teamId: number, key: string) => `${teamId}\u0000${key}`;
+export const participantKey = (teamId: number, key: string) => `${teamId}\u0000${key}`;
 
-/** What a flush reads first, under its teams' locks. */
-interface FlushRead {
-  /** team id → its config version. */
-  versions: Map<number, number>;
-  /** team id → the month's accepted ingests so far. */
-  used: Map<number, number>;
-  /** The stored participants the ingests name. */
-  participants: ParticipantRow[];
-}
-
-type FlushReadRow = { flush_team: number; config_version: number; used: number } & ({ [K in keyof ParticipantRow]: null } | ParticipantRow);
-
-/** In one query: each team's config version and quota use this month, and every stored participant the ingests name. */
-async function readFlush(db: Db, jobs: IngestJob[], month: string): Promise<FlushRead> {
-  const teams = [...new Set(jobs.map((job) => job.team.id))];
-  const named = jobs.map((job) => ({ team: job.team.id, key: typeof job.input.participant === 'string' ? job.input.participant : job.input.participant.key }));
-  const { rows } = await sql<FlushReadRow>`
-    select t.id as flush_team, t.config_version, coalesce(u.count, 0) as used, p.*
-    from teams t
-    left join ingest_usage u on u.team_id = t.id and u.month = ${month}
-    left join (participants p join (select distinct * from unnest(${named.map((n) => n.team)}::bigint[], ${named.map((n) => n.key)}::text[])) as k(team_id, key)
-      on p.team_id = k.team_id and p.key = k.key) on p.team_id = t.id
-    where t.id = any(${teams}::bigint[])`.execute(db);
-  const read: FlushRead = { versions: new Map(), used: new Map(), participants: [] };
-  for (const { flush_team, config_version, used, ...participant } of rows) {
-    read.versions.set(flush_team, config_version);
-    read.used.set(flush_team, Number(used));
-    if (participant.id !== null) read.participants.push(participant as ParticipantRow);
-  }
-  const gone = teams.find((team) => !read.versions.has(team));
-  if (gone !== undefined) throw new Error(`No team ${gone}.`);
-  return read;
-}
-
-/** The stored participants as the flush knows them, with their enrolments, exclusions and conversions (three queries, when there are any). */
-async function withHistories(db: Db, rows: ParticipantRow[]): Promise<Map<string, ParticipantState>> {
+/** The stored participants as the flush knows them, with their enrolments, exclusions and conversions. */
+async function withHistories(db: Db, statements: FlushStatements, rows: ParticipantRow[]): Promise<Map<string, ParticipantState>> {
   const states = new Map<string, ParticipantState>();
   for (const row of rows) {
     states.set(participantKey(row.team_id, row.key), { row, isNew: false, changed: false, enrolments: [], excluded: new Set(), conversions: new Map() });
   }
-  const ids = rows.map((row) => row.id);
-  if (ids.length === 0) return states;
+  if (rows.length === 0) return states;
   const byId = new Map([...states.values()].map((state) => [state.row.id, state]));
-  const [enrolments, exclusions, conversions] = await Promise.all([
-    sql<EnrolmentRow & { participant_id: number }>`
-      select e.participant_id, e.id, e.experiment_id, e.variant_id, x.key as experiment_key, x.status, v.key as variant_key, e.enrolled_at
-      from enrolments e join experiments x on x.id = e.experiment_id join variants v on v.id = e.variant_id
-      where e.participant_id = any(${ids}::bigint[]) order by e.id`.execute(db),
-    sql<{ participant_id: number; experiment_id: number }>`select participant_id, experiment_id from exclusions where participant_id = any(${ids}::bigint[])`.execute(db),
-    sql<{ participant_id: number; experiment_id: number; event_id: number; count: number }>`
-      select participant_id, experiment_id, event_id, count from conversions where participant_id = any(${ids}::bigint[])`.execute(db),
-  ]);
-  for (const { participant_id, ...enrolment } of enrolments.rows) byId.get(participant_id)!.enrolments.push(enrolment);
-  for (const row of exclusions.rows) byId.get(row.participant_id)!.excluded.add(row.experiment_id);
-  for (const row of conversions.rows) byId.get(row.participant_id)!.conversions.set(`${row.experiment_id}:${row.event_id}`, Number(row.count));
+  const { enrolments, exclusions, conversions } = await statements.histories(db, rows);
+  for (const { participant_id, ...enrolment } of enrolments) byId.get(participant_id)!.enrolments.push(enrolment);
+  for (const row of exclusions) byId.get(row.participant_id)!.excluded.add(row.experiment_id);
+  for (const row of conversions) byId.get(row.participant_id)!.conversions.set(`${row.experiment_id}:${row.event_id}`, Number(row.count));
   return states;
 }
 
@@ -288,106 +280,18 @@ function participantOf(participants: Map<string, ParticipantState>, teamId: numb
 }
 
 /**
- * The flush's writes in one statement of data-modifying CTEs: new participants (their ids, for
- * their enrolments and conversions, from its RETURNING), changed ones, enrolments, counters and
- * their daily roll-up, conversions and quota. Answers the participants it created or changed.
- */
-async function write(db: Db, flush: Flush): Promise<void> {
-  const { at, month } = flush;
-  const day = utcDay(at);
-  const states = [...flush.participants.values()];
-  const created = states.filter((state) => state.isNew);
-  const changed = states.filter((state) => state.changed);
-  const enrolments = flush.enrolments;
-  const variantIds = [...flush.variantParticipants.keys()];
-  const conversions = [...flush.conversions.values()];
-  const counts = [...flush.eventCounts.values()];
-  const quota = [...flush.quota.entries()];
-  // A participant this flush creates has id 0 until the insert answers it: rows naming it find it there by team and key.
-  const { rows } = await sql<ParticipantRow & { is_new: boolean }>`
-    with created as (
-      insert into participants (team_id, key, notes, attributes, created_at, updated_at)
-      select * from unnest(${created.map((s) => s.row.team_id)}::bigint[], ${created.map((s) => s.row.key)}::text[], ${created.map((s) => s.row.notes)}::text[],
-        ${created.map((s) => s.row.attributes)}::text[], ${created.map((s) => iso(s.row.created_at))}::timestamptz[], ${created.map((s) => iso(s.row.updated_at))}::timestamptz[])
-      returning *
-    ), changed as (
-      update participants p set notes = d.notes, attributes = d.attributes, updated_at = d.updated_at
-      from unnest(${changed.map((s) => s.row.id)}::bigint[], ${changed.map((s) => s.row.notes)}::text[], ${changed.map((s) => s.row.attributes)}::text[],
-        ${changed.map((s) => iso(s.row.updated_at))}::timestamptz[]) as d(id, notes, attributes, updated_at)
-      where p.id = d.id
-      returning p.*
-    ), enrolled as (
-      insert into enrolments (team_id, participant_id, experiment_id, variant_id, enrolled_at)
-      select e.team_id, coalesce(c.id, e.participant_id), e.experiment_id, e.variant_id, ${at}::timestamptz
-      from unnest(${enrolments.map((e) => e.teamId)}::bigint[], ${enrolments.map((e) => e.state.row.id)}::bigint[], ${enrolments.map((e) => e.state.row.key)}::text[],
-        ${enrolments.map((e) => e.experimentId)}::bigint[], ${enrolments.map((e) => e.variantId)}::bigint[]) with ordinality as e(team_id, participant_id, key, experiment_id, variant_id, n)
-      left join created c on e.participant_id = 0 and c.team_id = e.team_id and c.key = e.key
-      order by e.n -- ids in the order the ingests enrolled: a participant's assignments are answered in it
-      returning 1
-    ), counted as (
-      update variants v set participants = v.participants + d.added
-      from unnest(${variantIds}::bigint[], ${variantIds.map((id) => flush.variantParticipants.get(id)!.teamId)}::bigint[], ${variantIds.map((id) => flush.variantParticipants.get(id)!.added)}::bigint[]) as d(id, team_id, added)
-      where v.id = d.id and v.team_id = d.team_id
-      returning 1
-    ), counted_daily as (
-      insert into daily_variant_counts (team_id, variant_id, day, participants)
-      select d.team_id, d.id, ${day}, d.added
-      from unnest(${variantIds}::bigint[], ${variantIds.map((id) => flush.variantParticipants.get(id)!.teamId)}::bigint[], ${variantIds.map((id) => flush.variantParticipants.get(id)!.added)}::bigint[]) as d(id, team_id, added)
-      on conflict (team_id, variant_id, day) do update set participants = daily_variant_counts.participants + excluded.participants
-      returning 1
-    ), converted as (
-      insert into conversions (team_id, participant_id, experiment_id, event_id, count)
-      select v.team_id, coalesce(c.id, v.participant_id), v.experiment_id, v.event_id, v.added
-      from unnest(${conversions.map((c) => c.teamId)}::bigint[], ${conversions.map((c) => c.state.row.id)}::bigint[], ${conversions.map((c) => c.state.row.key)}::text[],
-        ${conversions.map((c) => c.experimentId)}::bigint[], ${conversions.map((c) => c.eventId)}::bigint[], ${conversions.map((c) => c.added)}::bigint[])
-        as v(team_id, participant_id, key, experiment_id, event_id, added)
-      left join created c on v.participant_id = 0 and c.team_id = v.team_id and c.key = v.key
-      on conflict (team_id, participant_id, experiment_id, event_id) do update set count = conversions.count + excluded.count
-      returning 1
-    ), tallied as (
-      insert into variant_event_counts (team_id, variant_id, event_id, conversions, unique_conversions)
-      select * from unnest(${counts.map((c) => c.teamId)}::bigint[], ${counts.map((c) => c.variantId)}::bigint[], ${counts.map((c) => c.eventId)}::bigint[],
-        ${counts.map((c) => c.conversions)}::bigint[], ${counts.map((c) => c.unique)}::bigint[])
-      on conflict (team_id, variant_id, event_id) do update
-        set conversions = variant_event_counts.conversions + excluded.conversions, unique_conversions = variant_event_counts.unique_conversions + excluded.unique_conversions
-      returning 1
-    ), tallied_daily as (
-      insert into daily_variant_event_counts (team_id, variant_id, event_id, day, conversions, unique_conversions)
-      select c.team_id, c.variant_id, c.event_id, ${day}, c.conversions, c.unique_conversions
-      from unnest(${counts.map((c) => c.teamId)}::bigint[], ${counts.map((c) => c.variantId)}::bigint[], ${counts.map((c) => c.eventId)}::bigint[],
-        ${counts.map((c) => c.conversions)}::bigint[], ${counts.map((c) => c.unique)}::bigint[]) as c(team_id, variant_id, event_id, conversions, unique_conversions)
-      on conflict (team_id, variant_id, event_id, day) do update
-        set conversions = daily_variant_event_counts.conversions + excluded.conversions,
-          unique_conversions = daily_variant_event_counts.unique_conversions + excluded.unique_conversions
-      returning 1
-    ), used as (
-      insert into ingest_usage (team_id, month, count)
-      select team_id, ${month}, count from unnest(${quota.map(([team]) => team)}::bigint[], ${quota.map(([, count]) => count)}::bigint[]) as q(team_id, count)
-      on conflict (team_id, month) do update set count = ingest_usage.count + excluded.count
-      returning 1
-    )
-    select true as is_new, created.* from created
-    union all
-    select false, changed.* from changed`.execute(db);
-  const createdRows = new Map(rows.filter((row) => row.is_new).map(({ is_new: _, ...row }) => [participantKey(row.team_id, row.key), row]));
-  const changedRows = new Map(rows.filter((row) => !row.is_new).map(({ is_new: _, ...row }) => [row.id, row]));
-  for (const state of created) state.row = createdRows.get(participantKey(state.row.team_id, state.row.key))!;
-  for (const state of changed) state.row = changedRows.get(state.row.id)!;
-}
-
-/**
  * Collects the ingests that arrive while a flush runs and flushes them together next, like the
  * group commit (storage/group-commit.ts) does for other units: one transaction — one commit — per
  * flush, at most MAX_FLUSH ingests each.
  */
-export function ingestFlusher(db: Db): (job: Omit<IngestJob, 'resolve' | 'reject'>) => Promise<IngestedUnit> {
+export function ingestFlusher(db: Db, statements: FlushStatements): (job: Omit<IngestJob, 'resolve' | 'reject'>) => Promise<IngestedUnit> {
   let waiting: IngestJob[] = [];
   let running = false;
   async function drain(): Promise<void> {
     while (waiting.length > 0) {
       const jobs = waiting.slice(0, MAX_FLUSH);
       waiting = waiting.slice(jobs.length);
-      await flushIngests(db, jobs);
+      await flushIngests(db, statements, jobs);
     }
     running = false;
   }

@@ -148,7 +148,7 @@ describe.each(engines)('ingest quota on %s', (engine) => {
   });
 });
 
-describe.runIf(engines.includes('postgres'))('ingest quota across two server processes on postgres', () => {
+describe.each(engines)('ingest quota across two server processes on %s', (engine) => {
   let server: TestServer | undefined;
   let other: ChildServer | undefined;
 
@@ -159,7 +159,7 @@ describe.runIf(engines.includes('postgres'))('ingest quota across two server pro
 
   it('when two processes share one database, then together they cannot exceed the limit', async () => {
     // Arrange: the in-process server, and a second one on the same database as a real child process.
-    server = await startServer('postgres');
+    server = await startServer(engine);
     other = await startChild(server.storageEnv);
     const otherUrl = other.baseUrl;
 

@@ -1,0 +1,146 @@
+import { CompiledQuery, sql } from 'kysely';
+import type { ParticipantRow } from '../participants/store';
+import { teamLock } from '../storage/team-lock';
+import { iso, utcDay } from '../storage/values';
+import { participantKey, type FlushRead, type FlushStatements, type Histories } from './set-based';
+
+const BEGIN = CompiledQuery.raw('begin');
+
+type FlushReadRow = { flush_team: number; config_version: number; used: number } & ({ [K in keyof ParticipantRow]: null } | ParticipantRow);
+
+/**
+ * PostgreSQL: a flush of new participants is five round trips (begin, the teams' locks, one
+ * read, one write, commit); three more reads when some participants are stored already. Arrays
+ * bound as parameters and `unnest`; the writes are one statement of data-modifying CTEs.
+ */
+export const postgresFlush: FlushStatements = {
+  async begin(connection, teams) {
+    await connection.executeQuery(BEGIN);
+    for (const team of teams) await connection.executeQuery(teamLock(team));
+  },
+
+  async read(db, teams, named, month) {
+    const { rows } = await sql<FlushReadRow>`
+      select t.id as flush_team, t.config_version, coalesce(u.count, 0) as used, p.*
+      from teams t
+      left join ingest_usage u on u.team_id = t.id and u.month = ${month}
+      left join (participants p join (select distinct * from unnest(${named.map((n) => n.team)}::bigint[], ${named.map((n) => n.key)}::text[])) as k(team_id, key)
+        on p.team_id = k.team_id and p.key = k.key) on p.team_id = t.id
+      where t.id = any(${teams}::bigint[])`.execute(db);
+    const read: FlushRead = { versions: new Map(), used: new Map(), participants: [] };
+    for (const { flush_team, config_version, used, ...participant } of rows) {
+      read.versions.set(flush_team, config_version);
+      read.used.set(flush_team, Number(used));
+      if (participant.id !== null) read.participants.push(participant as ParticipantRow);
+    }
+    return read;
+  },
+
+  async histories(db, participants) {
+    const teams = participants.map((p) => p.team_id);
+    const ids = participants.map((p) => p.id);
+    const [enrolments, exclusions, conversions] = await Promise.all([
+      sql<Histories['enrolments'][number]>`
+        select e.participant_id, e.id, e.experiment_id, e.variant_id, x.key as experiment_key, x.status, v.key as variant_key, e.enrolled_at
+        from unnest(${teams}::bigint[], ${ids}::bigint[]) as k(team_id, id)
+        join enrolments e on e.team_id = k.team_id and e.participant_id = k.id
+        join experiments x on x.id = e.experiment_id join variants v on v.id = e.variant_id
+        order by e.id`.execute(db),
+      sql<Histories['exclusions'][number]>`
+        select x.participant_id, x.experiment_id from unnest(${teams}::bigint[], ${ids}::bigint[]) as k(team_id, id)
+        join exclusions x on x.team_id = k.team_id and x.participant_id = k.id`.execute(db),
+      sql<Histories['conversions'][number]>`
+        select c.participant_id, c.experiment_id, c.event_id, c.count from unnest(${teams}::bigint[], ${ids}::bigint[]) as k(team_id, id)
+        join conversions c on c.team_id = k.team_id and c.participant_id = k.id`.execute(db),
+    ]);
+    return { enrolments: enrolments.rows, exclusions: exclusions.rows, conversions: conversions.rows };
+  },
+
+  /**
+   * One statement of data-modifying CTEs: new participants (their ids, for their enrolments and
+   * conversions, from its RETURNING), changed ones, enrolments, counters and their daily roll-up,
+   * conversions and quota. It answers the participants it created or changed.
+   */
+  async write(db, flush) {
+    const { at, month } = flush;
+    const day = utcDay(at);
+    const states = [...flush.participants.values()];
+    const created = states.filter((state) => state.isNew);
+    const changed = states.filter((state) => state.changed);
+    const enrolments = flush.enrolments;
+    const variantIds = [...flush.variantParticipants.keys()];
+    const conversions = [...flush.conversions.values()];
+    const counts = [...flush.eventCounts.values()];
+    const quota = [...flush.quota.entries()];
+    // A participant this flush creates has id 0 until the insert answers it: rows naming it find it there by team and key.
+    const { rows } = await sql<ParticipantRow & { is_new: boolean }>`
+      with created as (
+        insert into participants (team_id, key, notes, attributes, created_at, updated_at)
+        select * from unnest(${created.map((s) => s.row.team_id)}::bigint[], ${created.map((s) => s.row.key)}::text[], ${created.map((s) => s.row.notes)}::text[],
+          ${created.map((s) => s.row.attributes)}::text[], ${created.map((s) => iso(s.row.created_at))}::timestamptz[], ${created.map((s) => iso(s.row.updated_at))}::timestamptz[])
+        returning *
+      ), changed as (
+        update participants p set notes = d.notes, attributes = d.attributes, updated_at = d.updated_at
+        from unnest(${changed.map((s) => s.row.id)}::bigint[], ${changed.map((s) => s.row.notes)}::text[], ${changed.map((s) => s.row.attributes)}::text[],
+          ${changed.map((s) => iso(s.row.updated_at))}::timestamptz[]) as d(id, notes, attributes, updated_at)
+        where p.id = d.id
+        returning p.*
+      ), enrolled as (
+        insert into enrolments (team_id, participant_id, experiment_id, variant_id, enrolled_at)
+        select e.team_id, coalesce(c.id, e.participant_id), e.experiment_id, e.variant_id, ${at}::timestamptz
+        from unnest(${enrolments.map((e) => e.teamId)}::bigint[], ${enrolments.map((e) => e.state.row.id)}::bigint[], ${enrolments.map((e) => e.state.row.key)}::text[],
+          ${enrolments.map((e) => e.experimentId)}::bigint[], ${enrolments.map((e) => e.variantId)}::bigint[]) with ordinality as e(team_id, participant_id, key, experiment_id, variant_id, n)
+        left join created c on e.participant_id = 0 and c.team_id = e.team_id and c.key = e.key
+        order by e.n -- ids in the order the ingests enrolled: a participant's assignments are answered in it
+        returning 1
+      ), counted as (
+        update variants v set participants = v.participants + d.added
+        from unnest(${variantIds}::bigint[], ${variantIds.map((id) => flush.variantParticipants.get(id)!.teamId)}::bigint[], ${variantIds.map((id) => flush.variantParticipants.get(id)!.added)}::bigint[]) as d(id, team_id, added)
+        where v.id = d.id and v.team_id = d.team_id
+        returning 1
+      ), counted_daily as (
+        insert into daily_variant_counts (team_id, variant_id, day, participants)
+        select d.team_id, d.id, ${day}, d.added
+        from unnest(${variantIds}::bigint[], ${variantIds.map((id) => flush.variantParticipants.get(id)!.teamId)}::bigint[], ${variantIds.map((id) => flush.variantParticipants.get(id)!.added)}::bigint[]) as d(id, team_id, added)
+        on conflict (team_id, variant_id, day) do update set participants = daily_variant_counts.participants + excluded.participants
+        returning 1
+      ), converted as (
+        insert into conversions (team_id, participant_id, experiment_id, event_id, count)
+        select v.team_id, coalesce(c.id, v.participant_id), v.experiment_id, v.event_id, v.added
+        from unnest(${conversions.map((c) => c.teamId)}::bigint[], ${conversions.map((c) => c.state.row.id)}::bigint[], ${conversions.map((c) => c.state.row.key)}::text[],
+          ${conversions.map((c) => c.experimentId)}::bigint[], ${conversions.map((c) => c.eventId)}::bigint[], ${conversions.map((c) => c.added)}::bigint[])
+          as v(team_id, participant_id, key, experiment_id, event_id, added)
+        left join created c on v.participant_id = 0 and c.team_id = v.team_id and c.key = v.key
+        on conflict (team_id, participant_id, experiment_id, event_id) do update set count = conversions.count + excluded.count
+        returning 1
+      ), tallied as (
+        insert into variant_event_counts (team_id, variant_id, event_id, conversions, unique_conversions)
+        select * from unnest(${counts.map((c) => c.teamId)}::bigint[], ${counts.map((c) => c.variantId)}::bigint[], ${counts.map((c) => c.eventId)}::bigint[],
+          ${counts.map((c) => c.conversions)}::bigint[], ${counts.map((c) => c.unique)}::bigint[])
+        on conflict (team_id, variant_id, event_id) do update
+          set conversions = variant_event_counts.conversions + excluded.conversions, unique_conversions = variant_event_counts.unique_conversions + excluded.unique_conversions
+        returning 1
+      ), tallied_daily as (
+        insert into daily_variant_event_counts (team_id, variant_id, event_id, day, conversions, unique_conversions)
+        select c.team_id, c.variant_id, c.event_id, ${day}, c.conversions, c.unique_conversions
+        from unnest(${counts.map((c) => c.teamId)}::bigint[], ${counts.map((c) => c.variantId)}::bigint[], ${counts.map((c) => c.eventId)}::bigint[],
+          ${counts.map((c) => c.conversions)}::bigint[], ${counts.map((c) => c.unique)}::bigint[]) as c(team_id, variant_id, event_id, conversions, unique_conversions)
+        on conflict (team_id, variant_id, event_id, day) do update
+          set conversions = daily_variant_event_counts.conversions + excluded.conversions,
+            unique_conversions = daily_variant_event_counts.unique_conversions + excluded.unique_conversions
+        returning 1
+      ), used as (
+        insert into ingest_usage (team_id, month, count)
+        select team_id, ${month}, count from unnest(${quota.map(([team]) => team)}::bigint[], ${quota.map(([, count]) => count)}::bigint[]) as q(team_id, count)
+        on conflict (team_id, month) do update set count = ingest_usage.count + excluded.count
+        returning 1
+      )
+      select true as is_new, created.* from created
+      union all
+      select false, changed.* from changed`.execute(db);
+    const createdRows = new Map(rows.filter((row) => row.is_new).map(({ is_new: _, ...row }) => [participantKey(row.team_id, row.key), row]));
+    const changedRows = new Map(rows.filter((row) => !row.is_new).map(({ is_new: _, ...row }) => [row.id, row]));
+    for (const state of created) state.row = createdRows.get(participantKey(state.row.team_id, state.row.key))!;
+    for (const state of changed) state.row = changedRows.get(state.row.id)!;
+  },
+};
