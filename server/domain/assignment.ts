@@ -13,7 +13,7 @@
  * - The participant gets the first variant i whose cumulative share C_i satisfies b < C_i;
  *   if none qualifies (shares sum below 100) there is no assignment (null).
  */
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 
 const TWO_POW_32 = 4294967296;
 
@@ -48,10 +48,8 @@ export function resolveTraffic(traffic: Array<number | null>): number[] {
 
 /** Bucket 0–99 of a participant key under an experiment seed. */
 export function bucketOf(seed: string, participantKey: string): number {
-  const h = createHash('sha256')
-    .update(seed + ':' + participantKey, 'utf8')
-    .digest()
-    .readUInt32BE(0);
+  // The one-shot hash (UTF-8 for a string) costs about two thirds of createHash's for a key this short.
+  const h = hash('sha256', seed + ':' + participantKey, 'buffer').readUInt32BE(0);
   // h × 100 < 2^39 is an exact double, and dividing by 2^32 is exact, so floor is exact.
   return Math.floor((h * 100) / TWO_POW_32);
 }
