@@ -18,8 +18,12 @@ type ExperimentUpdate = components['schemas']['ExperimentUpdate'];
 
 export async function requireExperiment(db: Db, team: TeamRow, key: string): Promise<store.ExperimentRow> {
   const experiment = await store.findExperiment(db, team.id, key);
-  if (!experiment) throw new NotFound(`No experiment '${key}' in team ${team.id}.`);
+  if (!experiment) throw experimentNotFound(team, key);
   return experiment;
+}
+
+export function experimentNotFound(team: TeamRow, key: string): NotFound {
+  return new NotFound(`No experiment '${key}' in team ${team.id}.`);
 }
 
 /** The experiment, locked for the rest of the transaction. */

@@ -23,7 +23,8 @@ export function toExperiment(row: ExperimentRow): Experiment {
   };
 }
 
-function selectExperiments(db: Db, teamId: number) {
+/** Experiments of a team with their goal event's key: what every read of an experiment selects. */
+export function selectExperiments(db: Db, teamId: number) {
   return db
     .selectFrom('experiments')
     .innerJoin('events', 'events.id', 'experiments.event_id')

@@ -1,37 +1,30 @@
 import type { components } from '../../generated/api';
 import { compareWithControl, sampleRatioMismatch, type ArmCounts } from '../domain/statistics';
-import { requireExperiment } from '../experiments/service';
-import { eventsByKey } from '../events/store';
+import { experimentNotFound } from '../experiments/service';
+import type { ExperimentRow } from '../experiments/store';
 import type { Db } from '../storage/database';
 import type { TeamRow } from '../teams/store';
 import { requireVariant } from './service';
-import { inSnapshot } from '../storage/snapshot';
-import type { ExperimentRow } from '../experiments/store';
-import { eventCountsOf, variantsOf, type ResolvedVariant } from './store';
+import { statisticsInputs, type ResolvedVariant, type StatisticsInputs } from './store';
 
 type VariantStatistics = components['schemas']['VariantStatistics'];
 type EventStatistics = components['schemas']['EventStatistics'];
 
 /**
- * Reads only maintained counters, all from one snapshot (so that no ingest committing between two
- * reads makes them disagree): O(variants + events), whatever the number of recorded events.
+ * Reads only maintained counters, all in one statement — one snapshot, so that no ingest
+ * committing meanwhile makes them disagree: O(variants + events), whatever the number of
+ * recorded events.
  */
 export async function variantStatistics(db: Db, team: TeamRow, experimentKey: string, variantKey: string): Promise<VariantStatistics> {
-  const read = await inSnapshot(db, async (snapshot) => {
-    const experiment = await requireExperiment(snapshot, team, experimentKey);
-    const variants = await variantsOf(snapshot, team.id, experiment.id);
-    const variant = requireVariant(variants, experiment, variantKey);
-    const control = variants.find((candidate) => Boolean(candidate.control));
-    const events = await eventsByKey(snapshot, team.id);
-    const counts = await eventCountsOf(snapshot, team.id, control ? [variant.id, control.id] : [variant.id]);
-    return { experiment, variants, variant, control, events, counts };
-  });
-  // Computed once the snapshot is let go: on SQLite it holds the one connection.
-  return describe(read.experiment, read.variants, read.variant, read.control, read.events, read.counts);
+  const read = await statisticsInputs(db, team.id, experimentKey, variantKey);
+  if (!read) throw experimentNotFound(team, experimentKey);
+  const variant = requireVariant(read.variants, read.experiment, variantKey);
+  const control = read.variants.find((candidate) => Boolean(candidate.control));
+  return describe(read.experiment, read.variants, variant, control, read.events, read.counts);
 }
 
 type Events = Array<{ id: number; key: string; type: EventStatistics['type'] }>;
-type Counts = Awaited<ReturnType<typeof eventCountsOf>>;
+type Counts = StatisticsInputs['counts'];
 
 function describe(experiment: ExperimentRow, variants: ResolvedVariant[], variant: ResolvedVariant, control: ResolvedVariant | undefined, events: Events, counts: Counts): VariantStatistics {
   const countOf = new Map(counts.map((count) => [`${count.variant_id}:${count.event_id}`, count]));

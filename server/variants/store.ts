@@ -1,7 +1,10 @@
-import type { Insertable, Selectable, Updateable } from 'kysely';
+import { PostgresAdapter, type Insertable, type Selectable, type Updateable } from 'kysely';
+import { jsonArrayFrom as postgresJsonArray } from 'kysely/helpers/postgres';
+import { jsonArrayFrom as sqliteJsonArray } from 'kysely/helpers/sqlite';
 import type { components } from '../../generated/api';
 import { resolveTraffic } from '../domain/assignment';
-import { listRunningExperiments, type ExperimentRow } from '../experiments/store';
+import { listRunningExperiments, selectExperiments, type ExperimentRow } from '../experiments/store';
+import type { EventRow } from '../events/store';
 import type { Db } from '../storage/database';
 import { prepared, type Bind } from '../storage/prepared';
 import type { Database } from '../storage/schema';
@@ -93,3 +96,51 @@ const countsOfVariants = prepared((db, arg: Bind<{ teamId: number; variantIds: n
       Array.from({ length: variants }, (_, i) => arg((a) => a.variantIds[i]!)),
     ),
 );
+
+/** What a statistics read needs, read together. */
+export interface StatisticsInputs {
+  experiment: ExperimentRow;
+  variants: ResolvedVariant[];
+  events: Array<Pick<EventRow, 'id' | 'key' | 'type'>>;
+  /** The counters of the named variant and of the control. */
+  counts: Array<{ variant_id: number; event_id: number; conversions: number; unique_conversions: number }>;
+}
+
+/**
+ * The experiment, its variants, the team's events by key and the counters of the variant and
+ * the control, in one statement: one snapshot on either engine without a transaction, and on
+ * PostgreSQL one round trip instead of six (begin, four queries, commit). Undefined when the
+ * team has no such experiment.
+ */
+export async function statisticsInputs(db: Db, teamId: number, experimentKey: string, variantKey: string): Promise<StatisticsInputs | undefined> {
+  const [row] = await experimentWithCounters(db, { teamId, experimentKey, variantKey });
+  if (!row) return undefined;
+  const { variants, events, counts, ...experiment } = row;
+  const parsed = <T>(value: T[] | string): T[] => (typeof value === 'string' ? (JSON.parse(value) as T[]) : value);
+  return { experiment, variants: resolveShares(parsed(variants)), events: parsed(events), counts: parsed(counts) };
+}
+
+const experimentWithCounters = prepared((db, arg: Bind<{ teamId: number; experimentKey: string; variantKey: string }>) => {
+  const jsonArrayFrom = db.getExecutor().adapter instanceof PostgresAdapter ? postgresJsonArray : sqliteJsonArray;
+  return selectExperiments(db, arg((a) => a.teamId))
+    .select((eb) => [
+      jsonArrayFrom(
+        eb
+          .selectFrom('variants as v')
+          .select(['v.id', 'v.team_id', 'v.experiment_id', 'v.key', 'v.description', 'v.control', 'v.traffic', 'v.participants', 'v.created_at', 'v.updated_at'])
+          .whereRef('v.experiment_id', '=', 'experiments.id')
+          .orderBy('v.id'),
+      ).as('variants'),
+      jsonArrayFrom(eb.selectFrom('events as e').select(['e.id', 'e.key', 'e.type']).whereRef('e.team_id', '=', 'experiments.team_id').orderBy('e.key')).as('events'),
+      jsonArrayFrom(
+        eb
+          .selectFrom('variant_event_counts as c')
+          .innerJoin('variants as cv', 'cv.id', 'c.variant_id')
+          .select(['c.variant_id', 'c.event_id', 'c.conversions', 'c.unique_conversions'])
+          .whereRef('cv.experiment_id', '=', 'experiments.id')
+          .whereRef('c.team_id', '=', 'experiments.team_id')
+          .where((w) => w.or([w('cv.key', '=', arg((a) => a.variantKey)), w('cv.control', '=', true)])),
+      ).as('counts'),
+    ])
+    .where('experiments.key', '=', arg((a) => a.experimentKey));
+});
