@@ -103,7 +103,6 @@ async function flushIngests(db: Db, statements: FlushStatements, jobs: IngestJob
 /** What one accepted ingest resolved to before anything is read of its participant. */
 interface Resolved {
   job: IngestJob;
-  key: string;
   given: ParticipantInput;
   event?: EventRow;
   target?: ExperimentRow;
@@ -146,7 +145,7 @@ async function ingestAll(db: Db, statements: FlushStatements, jobs: IngestJob[])
   const at = now();
   const month = quotaMonth(at);
   const teams = [...new Set(jobs.map((job) => job.team.id))];
-  const named = jobs.map((job) => ({ team: job.team.id, key: typeof job.input.participant === 'string' ? job.input.participant : job.input.participant.key }));
+  const named = jobs.map((job) => ({ team: job.team.id, key: givenParticipant(job.input).key }));
   const read = await statements.read(db, teams, named, month);
   const gone = teams.find((team) => !read.versions.has(team));
   if (gone !== undefined) throw new Error(`No team ${gone}.`);
@@ -185,9 +184,11 @@ async function resolve(db: Db, job: IngestJob, context: IngestContext): Promise<
   const target = input.experiment === undefined ? undefined : await experimentOf(db, team, context, input.experiment);
   const variants = target && !context.variants.has(target.id) ? await variantsOfMany(db, team.id, [target.id]) : context.variants;
   const chosen = target && input.variant !== undefined ? requireVariant(variants.get(target.id) ?? [], target, input.variant) : undefined;
-  const given: ParticipantInput = typeof input.participant === 'string' ? { key: input.participant } : input.participant;
-  return { job, key: given.key, given, event, target, experiments: target ? [target] : context.running, variants, chosen };
+  return { job, given: givenParticipant(input), event, target, experiments: target ? [target] : context.running, variants, chosen };
 }
+
+/** The participant an ingest names: a key alone, or a key with notes and attributes. */
+const givenParticipant = (input: IngestRequest): ParticipantInput => (typeof input.participant === 'string' ? { key: input.participant } : input.participant);
 
 export const participantKey = (teamId: number, key: string) => `${teamId}\u0000${key}`;
 
