@@ -12,8 +12,9 @@ const rowsOf = (rows: unknown[][]) => JSON.stringify(rows);
 
 /**
  * SQLite: the same flush as PostgreSQL's, with rows bound as JSON arrays (`json_each`). No
- * round trips to save here; what a flush saves is SQLite's per-statement work: at most two
- * reads and nine writes a flush, where each ingest alone took about ten statements.
+ * round trips to save here; what a flush saves is SQLite's per-statement work: two reads (three
+ * more when some participants are stored already) and at most nine writes a flush, where each
+ * ingest alone took about ten statements.
  */
 export const sqliteFlush: FlushStatements = {
   async begin(connection) {
