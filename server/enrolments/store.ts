@@ -63,7 +63,6 @@ export async function findEnrolment(db: Db, teamId: number, participantId: numbe
 
 interface ParticipantChange {
   teamId: number;
-  /** In experiment order: the lock order of the counters. */
   variantIds: number[];
   change: 1 | -1;
   day: string;
@@ -103,15 +102,6 @@ async function countParticipants(db: Db, teamId: number, variantIds: number[], c
   await addToDailyParticipants(db, args, variantIds.length);
 }
 
-/**
- * Lock order, shared by every writer of the counters so that concurrent transactions cannot
- * deadlock (PostgreSQL): the participant's row first, then `variants` rows by experiment, then
- * `variant_event_counts` rows by experiment and event, then the quota row.
- */
-function byExperiment<T extends { experiment_id: number }>(rows: T[]): T[] {
-  return [...rows].sort((a, b) => a.experiment_id - b.experiment_id);
-}
-
 /** Removes an enrolment and takes its participant and conversions out of the counters. */
 export async function removeEnrolment(db: Db, teamId: number, participantId: number, enrolment: EnrolmentRow): Promise<void> {
   await removeEnrolments(db, teamId, participantId, [enrolment]);
@@ -119,16 +109,16 @@ export async function removeEnrolment(db: Db, teamId: number, participantId: num
 
 /**
  * Removes enrolments of one participant and takes them and their conversions out of the
- * counters. The caller holds the participant's row lock, so no ingest of it runs meanwhile.
+ * counters. The caller holds the team's write lock (PostgreSQL: its advisory lock, taken first
+ * by every writer of the team's counters; SQLite: the one writer), so no ingest flush runs meanwhile.
  */
 export async function removeEnrolments(db: Db, teamId: number, participantId: number, removed: EnrolmentRow[]): Promise<void> {
   if (removed.length === 0) return;
-  const ordered = byExperiment(removed);
-  const experimentIds = ordered.map((enrolment) => enrolment.experiment_id);
-  const variantOf = new Map(ordered.map((enrolment) => [enrolment.experiment_id, enrolment.variant_id]));
+  const experimentIds = removed.map((enrolment) => enrolment.experiment_id);
+  const variantOf = new Map(removed.map((enrolment) => [enrolment.experiment_id, enrolment.variant_id]));
   // Taken out of the roll-up on the day they leave: the history up to then stays as it was seen.
   const today = utcDay(now());
-  await countParticipants(db, teamId, ordered.map((enrolment) => enrolment.variant_id), -1, today);
+  await countParticipants(db, teamId, removed.map((enrolment) => enrolment.variant_id), -1, today);
   const conversions = await db
     .selectFrom('conversions')
     .select(['experiment_id', 'event_id', 'count'])
@@ -169,7 +159,7 @@ export async function removeEnrolments(db: Db, teamId: number, participantId: nu
   await db
     .deleteFrom('enrolments')
     .where('team_id', '=', teamId)
-    .where('id', 'in', ordered.map((enrolment) => enrolment.id))
+    .where('id', 'in', removed.map((enrolment) => enrolment.id))
     .execute();
 }
 

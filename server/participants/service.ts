@@ -66,9 +66,9 @@ export async function updateParticipant(db: Db, team: TeamRow, key: string, inpu
   return store.toParticipant(row);
 }
 
-// Deleting and unenrolling change the counters that ingest changes: they run in ingest's group
-// commit, so that within a process they never wait on each other's locks, and across processes
-// they wait for the team's batch lock like ingest.
+// Deleting and unenrolling change the counters that ingest changes: like an ingest flush, they
+// first take the team's write lock (the group commit's lock key), so they take turns with it in
+// every process.
 export async function deleteParticipant(storage: Storage, team: TeamRow, key: string): Promise<Participant> {
   return storage.batched(async (trx) => {
     const participant = await lockedParticipant(trx, team, key);
