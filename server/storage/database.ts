@@ -8,6 +8,7 @@ import { groupCommit, type Batched } from './group-commit';
 import { initialSchema } from './migrations/001_initial';
 import { configVersion } from './migrations/002_config_version';
 import { dailyCounts } from './migrations/003_daily_counts';
+import { compositeKeys } from './migrations/004_composite_keys';
 import { preparingStatements } from './postgres-statements';
 import type { Database } from './schema';
 import { ImmediateSqliteDialect } from './sqlite-dialect';
@@ -99,7 +100,7 @@ function openPostgres(connectionString: string, poolSize = 10, connectTimeoutMs 
 
 /** The schema's migrations, in order. */
 export function migrationsOf(engine: Engine): Record<string, Migration> {
-  return { '001_initial': initialSchema(engine), '002_config_version': configVersion, '003_daily_counts': dailyCounts };
+  return { '001_initial': initialSchema(engine), '002_config_version': configVersion, '003_daily_counts': dailyCounts, '004_composite_keys': compositeKeys(engine) };
 }
 
 async function migrate(storage: Storage): Promise<void> {
