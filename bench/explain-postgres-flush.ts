@@ -1,0 +1,65 @@
+// `npx tsx bench/explain-postgres-flush.ts [--items 100] [--flushes 3] [--warm 50]`: where PostgreSQL's own time goes
+// in an ingest flush — the database side of a flush, which the server's CPU profile does not see. On a scratch
+// database with the bench team, after --warm batches, it runs --flushes batches of --items new participants with
+// an event through the ingest service on a connection with auto_explain (log_analyze, log_triggers), and prints
+// each statement's time and, for the write, each foreign-key check's time and calls.
+import { randomBytes } from 'node:crypto';
+import { parseArgs } from 'node:util';
+import { Kysely, PostgresDialect } from 'kysely';
+import pg from 'pg';
+import { pino } from 'pino';
+import { createApp } from '../server/app';
+import { ingestContexts } from '../server/ingest/context';
+import { ingestBatch } from '../server/ingest/service';
+import { openStorage } from '../server/storage/database';
+import type { Database } from '../server/storage/schema';
+import { findTeam } from '../server/teams/store';
+import { listen } from '../test/support/app';
+import { createBenchTeam } from './lib/setup';
+import { scratchStorage } from './lib/storage';
+
+const { values } = parseArgs({ options: { items: { type: 'string', default: '100' }, flushes: { type: 'string', default: '3' }, warm: { type: 'string', default: '50' } } });
+const batch = () => Array.from({ length: Number(values.items) }, () => ({ participant: `p-${randomBytes(6).toString('hex')}`, event: 'purchase' }));
+
+const scratch = await scratchStorage('postgres');
+const storage = await openStorage(scratch.options);
+try {
+  const server = await listen(createApp({ storage, logger: pino({ level: 'silent' }), validateResponses: false }));
+  const team = await createBenchTeam(server.baseUrl, scratch);
+  await server.close();
+  const teamRow = (await findTeam(storage.db, team.id))!;
+  const contexts = ingestContexts();
+  for (let i = 0; i < Number(values.warm); i++) await ingestBatch(storage, contexts, teamRow, batch());
+
+  const plans: string[] = [];
+  const pool = new pg.Pool({ connectionString: scratch.options.databaseUrl, max: 1 });
+  pool.on('connect', (client) => {
+    client.on('notice', (notice) => plans.push(notice.message ?? ''));
+    void client.query(`load 'auto_explain'; set auto_explain.log_min_duration = 0; set auto_explain.log_analyze = on;
+      set auto_explain.log_triggers = on; set auto_explain.log_level = notice`);
+  });
+  const explained = { ...storage, db: new Kysely<Database>({ dialect: new PostgresDialect({ pool }) }) };
+  for (let flush = 1; flush <= Number(values.flushes); flush++) {
+    plans.length = 0;
+    const started = performance.now();
+    await ingestBatch(explained, contexts, teamRow, batch());
+    const took = (performance.now() - started).toFixed(1);
+    console.log(`\nflush ${flush}: ${values.items} new participants with an event, 3 running experiments; ${took} ms as the service saw it (begin to commit)`);
+    for (const plan of plans) printPlan(plan);
+  }
+  await explained.db.destroy();
+} finally {
+  await storage.close();
+  await scratch.drop();
+}
+
+/** A statement's duration and first words; for one with triggers, each trigger's time and calls. */
+function printPlan(plan: string): void {
+  const duration = /duration: ([\d.]+) ms/.exec(plan)?.[1];
+  const text = /Query Text: ([\s\S]*?)\n(?=\S|[A-Z])/.exec(plan)?.[1] ?? '';
+  const words = text.replace(/\s+/g, ' ').trim().slice(0, 70);
+  console.log(`${duration?.padStart(9)} ms  ${words}`);
+  for (const [, constraint, time, calls] of plan.matchAll(/Trigger for constraint (\S+) on \S+: time=([\d.]+) calls=(\d+)/g)) {
+    console.log(`${time!.padStart(9)} ms    foreign key ${constraint} (${calls} checks)`);
+  }
+}
