@@ -1,8 +1,9 @@
-// `npx tsx bench/explain-postgres-flush.ts [--items 100] [--flushes 3] [--warm 50]`: where PostgreSQL's own time goes
-// in an ingest flush — the database side of a flush, which the server's CPU profile does not see. On a scratch
-// database with the bench team, after --warm batches, it runs --flushes batches of --items new participants with
-// an event through the ingest service on a connection with auto_explain (log_analyze, log_triggers), and prints
-// each statement's time and, for the write, each foreign-key check's time and calls.
+// `npx tsx bench/explain-postgres-flush.ts [--items 100] [--flushes 3] [--warm 50] [--round-trips]`: where PostgreSQL's
+// own time goes in an ingest flush — the database side of a flush, which the server's CPU profile does not see. On a
+// scratch database with the bench team, after --warm batches, it runs --flushes batches of --items new participants
+// with an event through the ingest service, on a connection that prepares statements as the server's do, with
+// auto_explain (log_analyze, log_triggers), and prints each statement's time and, for the write, each foreign-key
+// check's time and calls. With --round-trips, no auto_explain: each round trip's mean time as the service waits for it.
 import { randomBytes } from 'node:crypto';
 import { parseArgs } from 'node:util';
 import { Kysely, PostgresDialect } from 'kysely';
@@ -12,13 +13,16 @@ import { createApp } from '../server/app';
 import { ingestContexts } from '../server/ingest/context';
 import { ingestBatch } from '../server/ingest/service';
 import { openStorage } from '../server/storage/database';
+import { preparingStatements } from '../server/storage/postgres-statements';
 import type { Database } from '../server/storage/schema';
 import { findTeam } from '../server/teams/store';
 import { listen } from '../test/support/app';
 import { createBenchTeam } from './lib/setup';
 import { scratchStorage } from './lib/storage';
 
-const { values } = parseArgs({ options: { items: { type: 'string', default: '100' }, flushes: { type: 'string', default: '3' }, warm: { type: 'string', default: '50' } } });
+const { values } = parseArgs({
+  options: { items: { type: 'string', default: '100' }, flushes: { type: 'string', default: '3' }, warm: { type: 'string', default: '50' }, 'round-trips': { type: 'boolean', default: false } },
+});
 const batch = () => Array.from({ length: Number(values.items) }, () => ({ participant: `p-${randomBytes(6).toString('hex')}`, event: 'purchase' }));
 
 const scratch = await scratchStorage('postgres');
@@ -32,20 +36,34 @@ try {
   for (let i = 0; i < Number(values.warm); i++) await ingestBatch(storage, contexts, teamRow, batch());
 
   const plans: string[] = [];
+  const trips = new Map<string, number[]>();
   const pool = new pg.Pool({ connectionString: scratch.options.databaseUrl, max: 1 });
   pool.on('connect', (client) => {
     client.on('notice', (notice) => plans.push(notice.message ?? ''));
+    if (values['round-trips']) return;
     void client.query(`load 'auto_explain'; set auto_explain.log_min_duration = 0; set auto_explain.log_analyze = on;
       set auto_explain.log_triggers = on; set auto_explain.log_level = notice`);
   });
-  const explained = { ...storage, db: new Kysely<Database>({ dialect: new PostgresDialect({ pool }) }) };
+  const db = new Kysely<Database>({
+    dialect: new PostgresDialect({ pool: preparingStatements(pool) }),
+    log: (event) => {
+      const words = firstWords(event.query.sql);
+      trips.set(words, [...(trips.get(words) ?? []), event.queryDurationMillis]);
+    },
+  });
+  const explained = { ...storage, db };
   for (let flush = 1; flush <= Number(values.flushes); flush++) {
     plans.length = 0;
     const started = performance.now();
     await ingestBatch(explained, contexts, teamRow, batch());
     const took = (performance.now() - started).toFixed(1);
+    if (values['round-trips']) continue;
     console.log(`\nflush ${flush}: ${values.items} new participants with an event, 3 running experiments; ${took} ms as the service saw it (begin to commit)`);
     for (const plan of plans) printPlan(plan);
+  }
+  if (values['round-trips']) {
+    console.log(`\nround trips of ${values.flushes} flushes of ${values.items} new participants with an event, 3 running experiments: mean ms`);
+    for (const [words, times] of trips) console.log(`${(times.reduce((sum, time) => sum + time, 0) / times.length).toFixed(3).padStart(9)} ms  ${words}`);
   }
   await explained.db.destroy();
 } finally {
@@ -57,9 +75,12 @@ try {
 function printPlan(plan: string): void {
   const duration = /duration: ([\d.]+) ms/.exec(plan)?.[1];
   const text = /Query Text: ([\s\S]*?)\n(?=\S|[A-Z])/.exec(plan)?.[1] ?? '';
-  const words = text.replace(/\s+/g, ' ').trim().slice(0, 70);
-  console.log(`${duration?.padStart(9)} ms  ${words}`);
+  console.log(`${duration?.padStart(9)} ms  ${firstWords(text)}`);
   for (const [, constraint, time, calls] of plan.matchAll(/Trigger for constraint (\S+) on \S+: time=([\d.]+) calls=(\d+)/g)) {
     console.log(`${time!.padStart(9)} ms    foreign key ${constraint} (${calls} checks)`);
   }
+}
+
+function firstWords(sql: string): string {
+  return sql.replace(/\s+/g, ' ').trim().slice(0, 70);
 }
