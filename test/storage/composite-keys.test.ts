@@ -60,7 +60,7 @@ describe('composite foreign keys on postgres', () => {
   const refusal = (promise: Promise<unknown>) => promise.then(() => undefined, (error: { code?: string; constraint?: string }) => ({ code: error.code, constraint: error.constraint }));
 
   it('when a conversion is written for a participant not enrolled in its experiment, then it is refused', async () => {
-    // Arrange: p1 never converted, but it is enrolled; an experiment of another team's is not its
+    // Arrange: p1's enrolment in 'first' removed, so a conversion of p1 there belongs to no enrolment
     const { storage, baseUrl } = await serve();
     const { teamId } = await withConversions(storage, baseUrl);
     const { rows } = await sql<{ participant_id: number; experiment_id: number; event_id: number }>`
@@ -77,7 +77,7 @@ describe('composite foreign keys on postgres', () => {
   });
 
   it('when an enrolment names a variant of another experiment, then it is refused', async () => {
-    // Arrange
+    // Arrange: p3's enrolment in 'first' removed, to be written again with a variant of 'second'
     const { storage, baseUrl } = await serve();
     const { teamId } = await withConversions(storage, baseUrl);
     const { rows } = await sql<{ participant_id: number; experiment_id: number; variant_id: number }>`
