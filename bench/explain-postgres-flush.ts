@@ -5,6 +5,8 @@
 // auto_explain (log_analyze, log_triggers), and prints each statement's time and, for the write, each foreign-key
 // check's time and calls. With --round-trips, no auto_explain: each round trip's mean time as the service waits for it.
 import { randomBytes } from 'node:crypto';
+import { once } from 'node:events';
+import type { AddressInfo } from 'node:net';
 import { parseArgs } from 'node:util';
 import { Kysely, PostgresDialect } from 'kysely';
 import pg from 'pg';
@@ -16,7 +18,6 @@ import { openStorage } from '../server/storage/database';
 import { preparingStatements } from '../server/storage/postgres-statements';
 import type { Database } from '../server/storage/schema';
 import { findTeam } from '../server/teams/store';
-import { listen } from '../test/support/app';
 import { createBenchTeam } from './lib/setup';
 import { scratchStorage } from './lib/storage';
 
@@ -28,9 +29,10 @@ const batch = () => Array.from({ length: Number(values.items) }, () => ({ partic
 const scratch = await scratchStorage('postgres');
 const storage = await openStorage(scratch.options);
 try {
-  const server = await listen(createApp({ storage, logger: pino({ level: 'silent' }), validateResponses: false }));
-  const team = await createBenchTeam(server.baseUrl, scratch);
-  await server.close();
+  const server = createApp({ storage, logger: pino({ level: 'silent' }), validateResponses: false }).listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  const team = await createBenchTeam(`http://127.0.0.1:${(server.address() as AddressInfo).port}`, scratch);
+  server.close();
   const teamRow = (await findTeam(storage.db, team.id))!;
   const contexts = ingestContexts();
   for (let i = 0; i < Number(values.warm); i++) await ingestBatch(storage, contexts, teamRow, batch());
