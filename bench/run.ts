@@ -9,7 +9,7 @@ import { progress } from './lib/load';
 import { parseOptions, type Engine, type Options } from './lib/options';
 import { ROOT, type ServerProcess } from './lib/processes';
 import { topSelfTime, type ProfileLine } from './lib/profile';
-import { evaluateTargets, ratioSummary, renderTables, type EngineResults, type Results } from './lib/report';
+import { evaluateDiagnostics, evaluateTargets, ratioSummary, renderTables, type EngineResults, type Results } from './lib/report';
 import { POSTGRES_ADMIN_URL, postgresAnswers } from './lib/storage';
 import { assignmentPhase } from './phases/assignment';
 import { baselinesPhase, startBaselineServers, type BaselineServers } from './phases/baselines';
@@ -24,7 +24,7 @@ import { librariesPhase, startLibraryServers, type LibraryServers } from './phas
 async function main(): Promise<void> {
   const options = parseOptions(process.argv.slice(2));
   const engines = await chooseEngines(options);
-  const results: Results = { machine: await machine(engines), options: { ...options, phases: [...options.phases], engines }, engines: {}, targets: [], notes: [] };
+  const results: Results = { machine: await machine(engines), options: { ...options, phases: [...options.phases], engines }, engines: {}, targets: [], diagnostics: [], notes: [] };
   const { phases } = options;
   progress(`bench: ${options.quick ? 'quick, ' : ''}${options.rounds} round(s) of ${options.duration} s, ${options.connections} connections, engines ${engines.join(', ')}, phases ${[...phases].join(', ')}`);
 
@@ -55,6 +55,7 @@ async function main(): Promise<void> {
   }
   results.machine.load_average_at_end = loadavg().map((n) => Number(n.toFixed(2)));
   results.targets = evaluateTargets(results);
+  results.diagnostics = evaluateDiagnostics(results);
   results.notes = notes(results, options);
   const out = resolve(ROOT, options.out);
   mkdirSync(dirname(out), { recursive: true });

@@ -109,7 +109,7 @@ export interface paths {
         };
         /**
          * Team configuration
-         * @description What SDKs need to assign participants and read flags without a round trip per decision: the running experiments (key, hash seed, goal event, variants with `control` and resolved `traffic`) and all feature flags. Accepts the team's ingest key, so it is safe to call from client-side code. The structure only ever grows (additive changes). It is always current: once a change to an experiment, variant, goal event or flag has been answered 200, every later config read, on any server of the same storage, includes it (servers keep the built config per team and rebuild it when the team's stored version moves). 403 for a valid credential of another team; 404 for an unknown team.
+         * @description What SDKs need to assign participants and read flags without a round trip per decision: the running experiments (key, hash seed, goal event, variants with `control` and resolved `traffic`) and all feature flags. Accepts the team's ingest key, so it is safe to call from client-side code. The structure only ever grows (additive changes). It is always current: once a change to an experiment, variant, goal event or flag has been answered 200, every later config read, on any server of the same storage, includes it (servers keep the built config per team and rebuild it when the team's stored version moves). Every answer carries an `ETag` naming the config version; a request whose `If-None-Match` names the current one is answered 304 with no body (the team is still authenticated and checked first), so an SDK polling every few seconds costs almost nothing. 403 for a valid credential of another team; 404 for an unknown team.
          */
         get: operations["config_get"];
         put?: never;
@@ -275,7 +275,11 @@ export interface paths {
         };
         /**
          * Experiment results
-         * @description Every variant against the control on every event of the team, in one read from one snapshot: what the variant statistics give (unchanged, fixed-horizon), plus per variant and event an always-valid 95 % confidence sequence on the difference of the unique conversion rates and a verdict decided by it — `collecting`, `no_difference`, `variant_better` or `variant_worse` — so the results may be looked at daily, and the experiment stopped when they look conclusive, without inflating false positives (the "peeking" problem of fixed-horizon p-values). Also the experiment's runtime, its sample-ratio check once, with a warning flag, and the day-by-day history of one event (the goal event unless `history_event` names another) from the daily roll-up of the counters. The method and its parameters are in `method`; `/results` draws all of it.
+         * @description Every variant against the control on the chosen events of the team (the goal event unless `events` asks for others), in one read from one snapshot: what the variant statistics give (unchanged, fixed-horizon), plus per variant and event an always-valid 95 % confidence sequence on the difference of the unique conversion rates and a verdict decided by it — `collecting`, `no_difference`, `variant_better` or `variant_worse` — so the results may be looked at daily, and the experiment stopped when they look conclusive, without inflating false positives (the "peeking" problem of fixed-horizon p-values). Also the experiment's runtime, its sample-ratio check once, with a warning flag, and the day-by-day history of one event (the goal event unless `history_event` names another) from the daily roll-up of the counters, over the last `history_days` days (90 by default). The method and its parameters are in `method`; `/results` draws all of it.
+         *
+         *     Each event has its role in the experiment — `goal`, `guardrail` (the experiment's `guardrails`) or `secondary` (every other event) — and each variant a `corrected_verdict` that reads "better" by the event's `direction` and corrects for the many comparisons of the experiment, over every event of the team whatever `events` chooses: Holm over the goal's variants, Benjamini–Hochberg over variants × secondary events, guardrails one-sided and uncorrected, `guardrail_violated` when significantly worse (see `adjusted_p_value`).
+         *
+         *     Bounded at the team limits: at most 20 events × 100 variants and 90 days × 100 variants, about 2.8 MB and some 11 000 entries; the statistics are computed in slices that yield to other requests between them, so that a read at the limits does not hold up the server's other answers (bench/README.md, results).
          */
         get: operations["experiments_results"];
         put?: never;
@@ -347,7 +351,7 @@ export interface paths {
         };
         /**
          * Variant statistics
-         * @description How the variant does against the experiment's control on every event of the team: counts, conversion rates, uplift, a pooled two-proportion z-test, post-hoc power, 95 % intervals and the Bayesian chance to beat the control, plus the experiment's sample-ratio check. Each field says how it is defined and when it is null.
+         * @description How the variant does against the experiment's control on every event of the team: counts, conversion rates, uplift, a two-proportion z-test on the unpooled standard error (Fisher's exact test for small samples), post-hoc power, 95 % intervals and the Bayesian chance to beat the control, plus the experiment's sample-ratio check. Each field says how it is defined and when it is null.
          */
         get: operations["variants_statistics"];
         put?: never;
@@ -498,7 +502,7 @@ export interface paths {
         post?: never;
         /**
          * Remove experiment from a participant
-         * @description Unenrols the participant: its enrolment and conversions leave the experiment's statistics (a stopped experiment's too), and it is excluded from the experiment for good — ingest never enrols it there again. 404 when it is not enrolled. Answers with the removed enrolment.
+         * @description Withdraws the participant from the experiment, by intention to treat: it was exposed, so it stays counted in its variant's participants, and the conversions (and values) counted until now stay in the statistics; its enrolment and conversion rows are removed, later events of it are not counted there, and it is excluded from the experiment for good — ingest never enrols it there again. Removing exposed participants after the fact would bias the comparison (the variant itself may be why they leave). For a data-deletion request, `DELETE /api/teams/{team}/participants/{participant}` erases the participant and takes what it still holds out of the statistics; what a withdrawn participant contributed stays in them only as part of the counts. 404 when it is not enrolled. Answers with the removed enrolment.
          */
         delete: operations["participant_experiments_delete"];
         options?: never;
@@ -547,9 +551,33 @@ export interface paths {
          * Ingest a batch
          * @description Up to 500 ingests in one request, for SDKs that buffer and flush. Each item is the body of a single ingest (`POST /api/teams/{team}/ingest`) and gets exactly its treatment, in the order of the items: its own references checked, its own count against the monthly quota, stickiness and exclusions as if the items had been sent one after the other. An item that the single ingest would answer 402, 404 or 409 stores nothing and gets that status and problem in its place of the answer; the others are stored. The answer comes once every stored item is durable.
          *
+         *     Batches are stored in turns with other teams' ingests: the items of a large batch (many items, each enrolling in many running experiments) may be committed over several transactions, about 1 000 enrolments and conversions each, so that another team's ingest waits for one such slice at most; a reader may so see a batch's first items stored before its last. An item refused (402, 404, 409) costs no storage work of its own.
+         *
          *     The request as a whole is checked first: an item that breaks the schema of a single ingest makes it a 400 naming that item (`/body/items/3/participant`) and stores nothing. The body may be up to 1 MiB. A batch counts once against the rate limit, and as many ingests as it has items against the monthly quota.
          */
         post: operations["ingest_batch"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/teams/{team}/evaluate": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Evaluate flags and experiments for a participant
+         * @description Remote evaluation, for clients that cannot evaluate the config locally (mobile apps, edge functions): the answer is what `evaluateConfig` of the package `experimentation-api` gives for the team's current config, the participant and the server's clock — every flag's value (null when the flag serves nothing) and every running experiment's variant (null when the participant gets none). Accepts the team's ingest key or an API token of a member, as the ingest operation does.
+         *
+         *     Without `enrol` (or with `enrol: false`) nothing is stored or counted, and experiments are answered by hash from the config, as an SDK would. With `enrol: true` the participant is first ingested — created, its given attributes stored, enrolled in the running experiments it is eligible for, one ingest counted against the quota (402 when used up: nothing is stored) — and each experiment is answered with the participant's stored assignment, which is sticky; an experiment rule of a flag serves by that assignment too.
+         */
+        post: operations["evaluate"];
         delete?: never;
         options?: never;
         head?: never;
@@ -560,6 +588,100 @@ export interface paths {
 export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
+        /**
+         * @description A condition over a participant's attributes in GrowthBook's condition language, evaluated as
+         *     GrowthBook's JavaScript SDK evaluates it, so rules written for GrowthBook carry over
+         *     unchanged. `{}` holds for everyone.
+         *
+         *     **Shape.** Each key of a condition is either a logical operator — `$and`, `$or`, `$nor` (each
+         *     an array of conditions) or `$not` (one condition) — or an attribute path whose value is a
+         *     literal or an object of operators; the condition holds when every key holds. `$and` holds when
+         *     all its conditions do (the empty list holds), `$or` when one does *or the list is empty*,
+         *     `$nor` when `$or` does not (so `{"$nor": []}` never holds), `$not` when its condition does not.
+         *
+         *     **Paths.** A path is split at each `.`; each part selects an own property of an object or,
+         *     of an array, an element by its decimal index (`tags.0`) or its `length`. A path that leads
+         *     nowhere yields `null`: a missing attribute *is* `null` to every operator below. An attribute
+         *     whose name contains a `.` or starts with `$` cannot be addressed.
+         *
+         *     **Literals.** Against a string `s`, the value converted to a string equals `s` (JavaScript's
+         *     `String(v)`: `null` is `"null"`, `true` is `"true"`, `["a","b"]` is `"a,b"`, numbers in
+         *     JavaScript's shortest form). Against a number `n`, the value converted to a number equals `n`
+         *     (JavaScript's `Number(v)`: `null`, `false`, `""` and `[]` are 0, `" 12 "` is 12, `"0x10"`
+         *     is 16, anything else unparsable is NaN). Against a boolean `b`, the value is not `null` and its
+         *     truthiness is `b` (`""`, `0` are false; `"false"` and `[]` are true). Against `null`, the value
+         *     is `null` (missing). Against an array, the value serialises to the same JSON (elements in
+         *     order, same types).
+         *
+         *     **Operators.** `$eq`/`$ne`: strictly equal or not (same type and value; an array value never
+         *     equals). `$gt`/`$gte`/`$lt`/`$lte`: JavaScript's relational comparison — two strings compare
+         *     by UTF-16 code units; otherwise arrays become strings as above, and if both sides are then
+         *     strings they compare as strings, else both convert to numbers (`null` is 0, so a missing
+         *     attribute is `$lt: 5`) and NaN compares false. `$in`: the value is strictly equal to an
+         *     element of the list, or, when the value is an array, one of its elements is (intersection);
+         *     `$nin` is its negation (a missing attribute is in `[null]`); `$ini`/`$nini` are the same with
+         *     strings compared lower-cased. `$all`: the value is an array and each element of the list — a
+         *     literal or an operator object — holds for one of its elements; `$alli` compares string
+         *     literals lower-cased. `$size`: the value is an array and its length satisfies the operand (a
+         *     number or operators). `$elemMatch`: the value is an array and one of its elements other than
+         *     `null` satisfies the operand — operators applied to the element when every key of the operand
+         *     starts with `$` (so `$and` there is an unknown operator), else a condition whose paths are read
+         *     inside the element. `$exists: true` holds when the value is not `null`, `false` when
+         *     it is. `$type`: the value's type is `string`, `number`, `boolean`, `array`, `object` or `null`
+         *     (a missing attribute is `null`; `undefined` never holds). `$not`: the operand does not hold.
+         *     `$regex`/`$regexi`: the value converted to a string (as above) contains a match of the pattern,
+         *     case-insensitively for `$regexi`; patterns use RE2's syntax and a linear-time engine, so
+         *     lookaround and backreferences are refused, and so is a pattern that compiles to more than 500
+         *     RE2 instructions.
+         *
+         *     **Versions.** `$veq $vne $vgt $vgte $vlt $vlte` compare both sides as padded version strings:
+         *     a number becomes its string, anything else that is not a non-empty string becomes `"0"`; a
+         *     leading `v` and a `+build` suffix are dropped; the rest is split at every `.` and `-`; a
+         *     version of exactly three parts gets a fourth part `~` (so `1.0.0` is after `1.0.0-beta`); each
+         *     all-digit part is left-padded with spaces to five characters; the parts are joined with `-`,
+         *     and the two strings compare by code units.
+         *
+         *     **Failure.** An evaluator is total: a malformed condition, an unknown operator or a pattern
+         *     that does not compile evaluates to false, never an error. The service refuses such a
+         *     condition with a 400 naming its path.
+         *
+         *     **Limits.** Beyond the lengths stated on each part: at most 50 keys per object, at most 12
+         *     levels of nesting (the condition is level 1, every object or array value inside adds one), at
+         *     most 2000 JSON values in all (objects, arrays and scalars, keys not counted), at most 20
+         *     `$regex`/`$regexi` operators, finite numbers only. Attribute paths are 1 to 200 characters.
+         * @example {
+         *       "country": {
+         *         "$in": [
+         *           "DE",
+         *           "AT",
+         *           "CH"
+         *         ]
+         *       },
+         *       "app_version": {
+         *         "$vgte": "2.4.0"
+         *       },
+         *       "$or": [
+         *         {
+         *           "plan": "pro"
+         *         },
+         *         {
+         *           "tags": {
+         *             "$elemMatch": {
+         *               "$eq": "beta"
+         *             }
+         *           }
+         *         }
+         *       ]
+         *     }
+         */
+        Condition: {
+            $and?: components["schemas"]["Condition"][];
+            $or?: components["schemas"]["Condition"][];
+            $nor?: components["schemas"]["Condition"][];
+            $not?: components["schemas"]["Condition"];
+        } & {
+            [key: string]: components["schemas"]["ConditionValue"];
+        };
         Health: {
             /**
              * @description `ok` when the service and its storage answer.
@@ -638,16 +760,29 @@ export interface components {
          */
         Description: string | null;
         /**
-         * @description Which conversion rate is primary for this event in statistics: `unique` — the share of participants who recorded it at least once (sign-up, purchase); `count` — recorded events per participant (page views, clicks). Both rates are always reported.
+         * @description What the event measures, per participant (`y`): `unique` — whether the participant recorded it at least once (sign-up; the unique conversion rate is primary); `count` — how many times it recorded it (page views, clicks; the mean count per participant); `value` — the sum of the `value`s its ingests carried (revenue; the mean value per participant, participants without the event counting 0). Every event reports both conversion rates; `count` and `value` events add the means. Between `unique` and `count` the type can change at any time; to or from `value` only while none of the event's conversions is stored (409): the event's sums are kept in its unit.
          * @example unique
          * @enum {string}
          */
-        EventType: "unique" | "count";
+        EventType: "unique" | "count" | "value";
+        /**
+         * @description Winsorisation: the most one participant's `y` (its count, or the sum of its values) counts for in the means of this event, so that a few extreme participants do not decide an experiment; null (the default) for none. At most 6 decimals. Set when the event is created, or changed while none of its conversions is stored (409 otherwise): the sums are kept capped.
+         * @example 500
+         */
+        EventCap: number | null;
+        /**
+         * @description Which way is better for this event: `increase` (the default; purchases, revenue) or `decrease` (errors, refunds, load time). Verdicts, guardrails and the results page read "better" and "worse" by it; the figures themselves are always variant minus control.
+         * @example increase
+         * @enum {string}
+         */
+        EventDirection: "increase" | "decrease";
         /** @description Something participants do that an experiment can be judged by (a conversion). Recorded through the ingest operation. */
         Event: {
             key: components["schemas"]["Key"];
             description: components["schemas"]["Description"];
             type: components["schemas"]["EventType"];
+            cap: components["schemas"]["EventCap"];
+            direction: components["schemas"]["EventDirection"];
             created_at: components["schemas"]["Timestamp"];
             updated_at: components["schemas"]["Timestamp"];
         };
@@ -658,10 +793,127 @@ export interface components {
          */
         ExperimentStatus: "draft" | "running" | "stopped";
         /**
+         * @description Keys of the experiment's guardrail events: events that must not get worse. At most 10, distinct, each an event of the team and none the goal (`event`). A guardrail is tested one-sided at α = 0.05 on every variant against the control, with no correction across variants or guardrails (a false alarm costs a look, a missed harm ships it): its verdict is `guardrail_violated` when the always-valid p-value is at most 0.05 and the difference goes the event's bad way (below 0 for an `increase` event, above 0 for a `decrease` one). Events stay addressed by identity: renaming a guardrail event renames it here, deleting it removes it.
+         * @example [
+         *       "errors",
+         *       "refunds"
+         *     ]
+         */
+        Guardrails: components["schemas"]["Key"][];
+        /**
          * @description 128 random bits as 32 lowercase hexadecimal characters; the experiment's hash seed.
          * @example 9f86d081884c7d659a2feaa0c55ad015
          */
         Seed: string;
+        /**
+         * Format: int32
+         * @description Which bucket rule assigns the experiment's variants, fixed when it is created and never changed: 1 — 100 buckets, the rule of experiments created before 2026-11-24; 2 — 10 000 buckets, the rule of every experiment created since. See the team config for both. With whole-percent variant shares both rules give every participant the same variant (the bucket thresholds fall on the same hash values); only the bucket number differs.
+         * @example 2
+         * @enum {integer}
+         */
+        HashVersion: 1 | 2;
+        /**
+         * @description A literal in a condition: a string of up to 1000 characters, a finite number, a boolean or null.
+         * @example DE
+         */
+        ConditionScalar: string | number | boolean | null;
+        /**
+         * @description The operand of `$gt`, `$gte`, `$lt`, `$lte`: a string of up to 1000 characters or a finite number.
+         * @example 18
+         */
+        ConditionComparable: string | number;
+        /**
+         * @description The operand of `$in`, `$nin`, `$ini`, `$nini`: up to 1000 scalars.
+         * @example [
+         *       "DE",
+         *       "AT",
+         *       "CH"
+         *     ]
+         */
+        ConditionList: components["schemas"]["ConditionScalar"][];
+        /**
+         * @description What the value at an attribute path is tested against: a literal (a scalar, or an array of up to 1000 scalars that the value must equal as JSON), or an object of operators that must all hold. See `Condition` for each one's rule.
+         * @example {
+         *       "$in": [
+         *         "DE",
+         *         "AT",
+         *         "CH"
+         *       ]
+         *     }
+         */
+        ConditionValue: components["schemas"]["ConditionScalar"] | components["schemas"]["ConditionScalar"][] | components["schemas"]["ConditionOperators"];
+        /**
+         * @description Operators on one value, all of which must hold (at least one, no other keys). See `Condition` for each operator's rule.
+         * @example {
+         *       "$vgte": "2.4.0",
+         *       "$vlt": "3.0.0"
+         *     }
+         */
+        ConditionOperators: {
+            $eq?: components["schemas"]["ConditionScalar"];
+            $ne?: components["schemas"]["ConditionScalar"];
+            $gt?: components["schemas"]["ConditionComparable"];
+            $gte?: components["schemas"]["ConditionComparable"];
+            $lt?: components["schemas"]["ConditionComparable"];
+            $lte?: components["schemas"]["ConditionComparable"];
+            $in?: components["schemas"]["ConditionList"];
+            $nin?: components["schemas"]["ConditionList"];
+            $ini?: components["schemas"]["ConditionList"];
+            $nini?: components["schemas"]["ConditionList"];
+            $all?: components["schemas"]["ConditionValue"][];
+            $alli?: components["schemas"]["ConditionValue"][];
+            $size?: components["schemas"]["ConditionValue"];
+            $elemMatch?: components["schemas"]["ConditionOperators"] | components["schemas"]["Condition"];
+            $exists?: boolean;
+            /** @enum {string} */
+            $type?: "string" | "number" | "boolean" | "array" | "object" | "null" | "undefined";
+            $not?: components["schemas"]["ConditionValue"];
+            $regex?: components["schemas"]["ConditionPattern"];
+            $regexi?: components["schemas"]["ConditionPattern"];
+            $veq?: components["schemas"]["ConditionVersion"];
+            $vne?: components["schemas"]["ConditionVersion"];
+            $vgt?: components["schemas"]["ConditionVersion"];
+            $vgte?: components["schemas"]["ConditionVersion"];
+            $vlt?: components["schemas"]["ConditionVersion"];
+            $vlte?: components["schemas"]["ConditionVersion"];
+        };
+        /**
+         * @description The operand of `$regex` and `$regexi`: a regular expression of up to 500 characters in RE2 syntax (JavaScript's syntax without lookaround and backreferences), which the service refuses unless it compiles to at most 500 RE2 instructions (`.{1000}` compiles to 1002): matching costs at most the input's length times the instructions, whatever the pattern.
+         * @example ^[a-z0-9._%+-]+@example\.com$
+         */
+        ConditionPattern: string;
+        /**
+         * @description The operand of the version operators: a version string of up to 100 characters (`1.2.3`, `v2.0.0-rc.1+build.5`) or a number.
+         * @example 2.4.0
+         */
+        ConditionVersion: string | number;
+        /**
+         * @description Percentage of the experiment's eligible participants that enter it, in steps of 0.01 (0.1, 20, 33.33); a value with more than two decimals is refused with 400. Which participants it admits: a participant enters when its coverage position `p = floor(h × 10 000 / 2³²)`, with `h` = bytes 4–7 (unsigned 32-bit big-endian) of the same SHA-256 digest its variant bucket is read from (bytes 0–3; see the team config), is below `coverage × 100`. The position does not depend on the bucket, so the split among those who enter stays the variants' shares, and it never changes: raising coverage only adds participants, lowering it only admits fewer new ones — nobody already enrolled leaves or changes variant.
+         * @example 20
+         */
+        Coverage: number;
+        /**
+         * @description Mutual exclusion: experiments naming the same group `key` hold ranges of that group's own hash space, and a participant enters at most one running experiment of a group. A participant's group position is `g = floor(h × 10 000 / 2³²)` with `h` = the first 4 bytes (unsigned 32-bit big-endian) of SHA-256 over UTF-8(group key) ‖ 0x2F (the `/` byte) ‖ UTF-8(participant key) — the same in every experiment of the group, and independent of any experiment's variant bucket. It can enter the experiment only when `start × 100 ≤ g < end × 100`: ranges are half-open, so `[0, 50)` and `[50, 100)` share no one. `start` and `end` are percentages in steps of 0.01 (more decimals: 400), with `0 ≤ start < end ≤ 100` (else 400 at `end`). Drafts may hold overlapping ranges; starting an experiment whose range overlaps one of a running experiment of the group, or moving a running one onto another's (PUT), is 409 naming the other experiment. A participant already enrolled in a running experiment of the group enters no other of the group, even if a range moved. null: the experiment is in no group.
+         * @example {
+         *       "key": "checkout_tests",
+         *       "start": 0,
+         *       "end": 50
+         *     }
+         */
+        ExclusionGroup: {
+            /** @description Key of the group, shared by the experiments that must not overlap. Groups need no creating. */
+            key: components["schemas"]["Key"];
+            /**
+             * @description First position of the range, in percent of the group's hash space (inclusive).
+             * @example 0
+             */
+            start: number;
+            /**
+             * @description End of the range, in percent of the group's hash space (exclusive); greater than `start`.
+             * @example 50
+             */
+            end: number;
+        } | null;
         /**
          * Format: date-time
          * @description An RFC 3339 timestamp in UTC, or null when the moment has not happened.
@@ -692,14 +944,25 @@ export interface components {
             created_at: components["schemas"]["Timestamp"];
             updated_at: components["schemas"]["Timestamp"];
         };
-        /** @description An A/B(/n) test. It moves `draft` → `running` (start) → `stopped` (stop); stopped is final. `seed` is the hash seed of its assignment (see the config operation), chosen at random when the experiment is created and never changed, so renaming the experiment does not reshuffle participants. */
+        /**
+         * @description An A/B(/n) test. It moves `draft` → `running` (start) → `stopped` (stop); stopped is final. `seed` is the hash seed of its assignment (see the config operation), chosen at random when the experiment is created and never changed, so renaming the experiment does not reshuffle participants.
+         *
+         *     **Who enters.** Ingest enrols a participant in a running experiment only when it qualifies: its attributes — the stored ones, replaced by those the ingest gives — match the experiment's `conditions`, its group position lies in the `exclusion_group` range, no other running experiment of that group holds it, and its coverage position lies inside `coverage`. One that does not qualify is not enrolled: nothing is stored for the experiment, the ingest's `assignments` omit it, and a later ingest enrols it once it qualifies (attributes changed, coverage raised, range moved). Enrolment is sticky: once enrolled, a participant keeps its variant whatever its attributes, the coverage, the conditions or the range become. A client-chosen `variant` is honoured only for a participant who qualifies.
+         */
         Experiment: {
             key: components["schemas"]["Key"];
             description: components["schemas"]["Description"];
             status: components["schemas"]["ExperimentStatus"];
             /** @description Key of the goal event, the one the experiment is judged by. */
             event: components["schemas"]["Key"];
+            /** @description Keys of the guardrail events (see Guardrails), in the order given; `[]` for none. */
+            guardrails: components["schemas"]["Guardrails"];
             seed: components["schemas"]["Seed"];
+            hash_version: components["schemas"]["HashVersion"];
+            /** @description Who may enter, by their attributes (see Condition); `{}` — the default — holds for everyone. A participant with no stored attributes is evaluated against `{}`. */
+            conditions: components["schemas"]["Condition"];
+            coverage: components["schemas"]["Coverage"];
+            exclusion_group: components["schemas"]["ExclusionGroup"];
             created_at: components["schemas"]["Timestamp"];
             updated_at: components["schemas"]["Timestamp"];
             started_at: components["schemas"]["NullableTimestamp"];
@@ -718,15 +981,19 @@ export interface components {
          */
         Notes: string | null;
         /**
-         * @description What the caller knows of the participant (plan, country, app version), for its own analysis: up to 50 properties, names up to 100 characters, each value a string of up to 1000 characters, a number or a boolean. A given object replaces the stored one whole.
+         * @description What the caller knows of the participant (plan, country, app version, tags), for its own analysis and for targeting conditions: up to 50 properties, names up to 100 characters, each value a string of up to 1000 characters, a number, a boolean, or an array of up to 100 of those (strings in an array up to 200 characters; no nested arrays or objects, no null). A given object replaces the stored one whole.
          * @example {
          *       "plan": "pro",
          *       "country": "DE",
-         *       "beta": true
+         *       "beta": true,
+         *       "tags": [
+         *         "early-adopter",
+         *         "mobile"
+         *       ]
          *     }
          */
         Attributes: {
-            [key: string]: string | number | boolean;
+            [key: string]: (string | number | boolean) | (string | number | boolean)[];
         };
         /** @description Someone who takes part in experiments, identified by the caller's own user id. Created through ingest (or explicitly); enrolled in experiments by ingest. */
         Participant: {
@@ -741,13 +1008,99 @@ export interface components {
          * @example #00aa00
          */
         FeatureValue: string | null;
-        /** @description A feature flag, served to SDKs in the team config. */
+        /**
+         * Format: date-time
+         * @description An RFC 3339 timestamp, or null for no bound. A rule applies from its `starts_at` (included) until its `ends_at` (excluded), judged by the clock of whoever evaluates it (the server for `…/evaluate`, the SDK for a local evaluation).
+         * @example 2026-12-01T00:00:00.000Z
+         */
+        RuleSchedule: string | null;
+        /**
+         * ForceRule
+         * @description Serves `value` to every participant whose attributes match `conditions` (every participant without them), within the rule's schedule.
+         */
+        ForceRule: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "force";
+            conditions?: components["schemas"]["Condition"];
+            starts_at?: components["schemas"]["RuleSchedule"];
+            ends_at?: components["schemas"]["RuleSchedule"];
+            value: components["schemas"]["FeatureValue"];
+        };
+        /**
+         * RolloutRule
+         * @description Serves `value` to `percentage` % of the participants whose attributes match `conditions`, within the rule's schedule. Who is in is decided by the rollout hash: for flag key `F` and participant key `K`, `h` = the first 4 bytes, read as an unsigned 32-bit big-endian integer, of SHA-256 over UTF-8(`F`) ‖ 0x23 (`#`) ‖ UTF-8(`K`); bucket `b = floor(h × 10000 / 2³²)`, an integer 0–9999; the participant is in when `b < round(percentage × 100)`. `#` cannot occur in a flag key, so this input never equals an experiment's variant digest (`:`) or an exclusion group's (`/`). The bucket depends on the flag and the participant only — not on the rule, its position or the experiments — so raising the percentage only ever adds participants (a ramp from 10 to 50 % keeps everyone served at 10 %), two rollout rules of one flag take their participants from the same end of the range, and renaming the flag draws new ones.
+         */
+        RolloutRule: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "rollout";
+            conditions?: components["schemas"]["Condition"];
+            starts_at?: components["schemas"]["RuleSchedule"];
+            ends_at?: components["schemas"]["RuleSchedule"];
+            /**
+             * @description Share of the matching participants served, 0–100 with at most two decimals (0.25 is a quarter of a percent; 12.345 is a 400).
+             * @example 10
+             */
+            percentage: number;
+            value: components["schemas"]["FeatureValue"];
+        };
+        /**
+         * ExperimentRule
+         * @description Serves, to a participant whose attributes match `conditions` and who is assigned a variant of the running `experiment` (by the experiment's own rules: see the team config), the value `variants` gives for that variant. It does not apply — evaluation goes on with the next rule — when the experiment is not running (a draft, stopped or deleted experiment, or one renamed since: rules name experiments by key), when the participant gets no variant (not eligible, not covered, excluded), or when `variants` has no value for the variant it gets. A remote evaluation with `enrol: true` enrols the participant (see `POST …/evaluate`); a local one tells the SDK which variant to report.
+         */
+        ExperimentRule: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "experiment";
+            conditions?: components["schemas"]["Condition"];
+            starts_at?: components["schemas"]["RuleSchedule"];
+            ends_at?: components["schemas"]["RuleSchedule"];
+            /** @description Key of the experiment. When the rule is written, it must exist (404 otherwise) and must not be stopped (409: a stopped experiment serves no one again). */
+            experiment: components["schemas"]["Key"];
+            /**
+             * @description The value served per variant key. Every key must be a variant of the experiment when the rule is written (409 naming it otherwise); a variant left out serves through the next rule.
+             * @example {
+             *       "control": "classic",
+             *       "treatment": "one_page"
+             *     }
+             */
+            variants: {
+                [key: string]: components["schemas"]["FeatureValue"];
+            };
+        };
+        /** @description One rule of a flag, by `type`: `force`, `rollout` or `experiment`. Each may have `conditions` on the participant's attributes (the condition language of the team config; absent means every participant) and a schedule (`starts_at`, `ends_at`). */
+        FeatureRule: components["schemas"]["ForceRule"] | components["schemas"]["RolloutRule"] | components["schemas"]["ExperimentRule"];
+        /**
+         * @description The flag's rules, in order. For a participant at a moment, an enabled flag serves the value of the first rule that applies — its schedule includes the moment, its `conditions` match the participant's attributes, and its kind's own test passes (a rollout's percentage, an experiment's variant) — and its own `value` when none does. A disabled flag serves nothing (null), whatever its rules. At most 50 rules; their values count toward the team's limit on flag values.
+         * @example [
+         *       {
+         *         "type": "force",
+         *         "value": "on"
+         *       },
+         *       {
+         *         "type": "rollout",
+         *         "percentage": 10,
+         *         "value": "on"
+         *       }
+         *     ]
+         */
+        FeatureRules: components["schemas"]["FeatureRule"][];
+        /** @description A feature flag, served to SDKs in the team config: when enabled, the value of its first rule that applies to the participant, else its own `value`; when disabled, nothing. */
         Feature: {
             key: components["schemas"]["Key"];
             description: components["schemas"]["Description"];
             /** @example true */
             enabled: boolean;
+            /** @description What the flag serves when enabled and none of its rules applies. */
             value: components["schemas"]["FeatureValue"];
+            rules: components["schemas"]["FeatureRules"];
             created_at: components["schemas"]["Timestamp"];
             updated_at: components["schemas"]["Timestamp"];
         };
@@ -789,7 +1142,7 @@ export interface components {
             participants?: components["schemas"]["Participant"][];
             features?: components["schemas"]["Feature"][];
         };
-        /** @description Where this page sits. Pages are 1-based; `per_page` defaults to 15 and is at most 100. A page past the last is empty, not an error. */
+        /** @description Where this page sits. Pages are 1-based; `per_page` defaults to 15 and is at most 100. A page past the last is empty, not an error. A page may reach at most 10 000 items deep (`page × per_page` at most 10 000): `total` and `last_page` count every item, even those past that depth, which no page reaches. */
         PaginationMeta: {
             /**
              * Format: int32
@@ -814,7 +1167,7 @@ export interface components {
              */
             last_page: number;
         };
-        /** @description Relative URLs of neighbouring pages (same query, other `page`); null where there is none. */
+        /** @description Relative URLs of neighbouring pages (same query, other `page`); null where there is none. They lead only to pages a request may ask for: `last` is the last page or, in a list deeper than 10 000 items, the deepest page (`page × per_page` at most 10 000), and `next` is null there. */
         PaginationLinks: {
             /**
              * Format: uri-reference
@@ -843,25 +1196,34 @@ export interface components {
             control: boolean;
             traffic: components["schemas"]["Traffic"];
         };
-        /** @description A running experiment, as SDKs need it. */
+        /** @description A running experiment, as SDKs need it: who may enter it (`coverage`, `exclusion_group`) and the rule that assigns its variants (`hash_version`, `seed`, `variants`). */
         ConfigExperiment: {
             key: components["schemas"]["Key"];
             seed: components["schemas"]["Seed"];
+            hash_version: components["schemas"]["HashVersion"];
+            /** @description Who may enter, by the participant's attributes; `{}` holds for everyone. */
+            conditions: components["schemas"]["Condition"];
+            coverage: components["schemas"]["Coverage"];
+            exclusion_group: components["schemas"]["ExclusionGroup"];
             /** @description Key of the goal event. */
             event: components["schemas"]["Key"];
             /** @description In creation order — the order of the hash ranges. Shares sum to 100. */
             variants: components["schemas"]["ConfigVariant"][];
         };
+        /** @description A flag as SDKs evaluate it: see `rules` for the order of evaluation. A disabled flag serves null. */
         ConfigFeature: {
             key: components["schemas"]["Key"];
             /** @example true */
             enabled: boolean;
             value: components["schemas"]["FeatureValue"];
+            rules: components["schemas"]["FeatureRules"];
         };
         /**
          * @description Everything an SDK needs to assign and flag locally: the team's running experiments and all its feature flags. This structure only ever grows — fields are added, never removed or changed in meaning — so SDKs must ignore fields they do not know.
          *
-         *     **Assignment, reproducible in any language.** For participant key `K` in an experiment with seed `S`: `h` = the first 4 bytes, read as an unsigned 32-bit big-endian integer, of SHA-256 over UTF-8(`S`) ‖ 0x3A (the `:` byte) ‖ UTF-8(`K`); bucket `b = floor(h × 100 / 2³²)`, an integer 0–99. Walking `variants` in the order given, with cumulative shares `C_i = traffic_1 + … + traffic_i`, the participant gets the first variant with `b < C_i` (a 0 % variant never receives anyone). The server stores the first assignment of each participant and keeps it (sticky); unenrolled participants are excluded for good.
+         *     **Assignment, reproducible in any language.** For participant key `K` in an experiment with seed `S`: the digest `D` = SHA-256 over UTF-8(`S`) ‖ 0x3A (the `:` byte) ‖ UTF-8(`K`); `h` = its first 4 bytes read as an unsigned 32-bit big-endian integer. The bucket is `b = floor(h × N / 2³²)` with `N` = 100 buckets for `hash_version` 1 (experiments created before 2026-11-24: an integer 0–99) and `N` = 10 000 for `hash_version` 2 (every later one: 0–9 999). Walking `variants` in the order given, with cumulative shares `C_i = traffic_1 + … + traffic_i` in percent, the participant gets the first variant with `b < C_i × N / 100` (a 0 % variant never receives anyone).
+         *
+         *     **Who enters, in this order.** (1) Its attributes match the experiment's conditions. (2) With an `exclusion_group`, its group position (see ExclusionGroup) lies in `[start, end)`, and it holds no enrolment in another running experiment of the group. (3) Its coverage position `floor(u × 10 000 / 2³²)`, `u` = bytes 4–7 of `D` (unsigned 32-bit big-endian), is below `coverage × 100`. Only then is its variant chosen. The server stores the first assignment of each participant and keeps it (sticky: later changes of attributes, coverage or ranges do not move it); unenrolled participants are excluded for good. test/vectors/ in the repository holds cases for every rule.
          */
         Config: {
             /**
@@ -872,17 +1234,21 @@ export interface components {
             experiments: components["schemas"]["ConfigExperiment"][];
             features: components["schemas"]["ConfigFeature"][];
         };
-        /** @description A new event. `type` defaults to `unique`. */
+        /** @description A new event. `type` defaults to `unique`, `cap` to null, `direction` to `increase`. */
         EventCreate: {
             key: components["schemas"]["Key"];
             description?: components["schemas"]["Description"];
             type?: components["schemas"]["EventType"];
+            cap?: components["schemas"]["EventCap"];
+            direction?: components["schemas"]["EventDirection"];
         };
         /** @description Changes to an event; only the given fields change. */
         EventUpdate: {
             key?: components["schemas"]["Key"];
             description?: components["schemas"]["Description"];
             type?: components["schemas"]["EventType"];
+            cap?: components["schemas"]["EventCap"];
+            direction?: components["schemas"]["EventDirection"];
         };
         /** @description A new experiment, created in `draft`. `event` (the goal event's key) is required and must exist in the team. Unknown properties — `algorithm_type` among them — are rejected with 400. */
         ExperimentCreate: {
@@ -890,6 +1256,13 @@ export interface components {
             description?: components["schemas"]["Description"];
             /** @description Key of the goal event. */
             event: components["schemas"]["Key"];
+            /** @description Who may enter, by their attributes; `{}` (everyone) when not given. A malformed or oversized condition is refused with 400 naming its path under `/body/conditions`. */
+            conditions?: components["schemas"]["Condition"];
+            /** @description Percentage of the eligible participants that enter, in steps of 0.01; 100 when not given. */
+            coverage?: components["schemas"]["Coverage"];
+            exclusion_group?: components["schemas"]["ExclusionGroup"];
+            /** @description Guardrail events (see Guardrails); `[]` when not given. An unknown key is a 404 naming `/body/guardrails/{index}`; the goal among them, a repeated key or more than 10 a 400 naming `/body/guardrails`; nothing is stored then. */
+            guardrails?: components["schemas"]["Guardrails"];
         };
         /** @description Changes to an experiment in any state; only the given fields change. The status changes only through start and stop. */
         ExperimentUpdate: {
@@ -897,6 +1270,22 @@ export interface components {
             description?: components["schemas"]["Description"];
             /** @description Key of the goal event. */
             event?: components["schemas"]["Key"];
+            /** @description New conditions, also while the experiment runs: they decide who enters from then on; enrolled participants keep their variants (sticky). A malformed or oversized condition is refused with 400 naming its path under `/body/conditions`. */
+            conditions?: components["schemas"]["Condition"];
+            /** @description New coverage, in steps of 0.01, also while the experiment runs (a ramp): enrolled participants keep their variants; each change is recorded and shown in the results. */
+            coverage?: components["schemas"]["Coverage"];
+            /** @description A new group and range, or null to leave the group. Moving a running experiment onto the range of another running experiment of the group is 409. */
+            exclusion_group?: components["schemas"]["ExclusionGroup"];
+            /** @description A new list of guardrail events, replacing the old one (`[]` for none), also while the experiment runs. An unknown key is a 404 naming `/body/guardrails/{index}`; the goal (the new `event` when given) among them, a repeated key or more than 10 a 400 naming `/body/guardrails`; nothing is changed then. Changing `event` to one of the guardrails without a new list is a 400 naming `/body/event`. */
+            guardrails?: components["schemas"]["Guardrails"];
+        };
+        /** @description A change of the experiment's coverage (PUT), as recorded when it was made. */
+        CoverageChange: {
+            at: components["schemas"]["Timestamp"];
+            /** @description The coverage before the change, in percent. */
+            from: components["schemas"]["Coverage"];
+            /** @description The coverage after the change, in percent. */
+            to: components["schemas"]["Coverage"];
         };
         /**
          * @description A statistic; null when it is undefined for lack of data.
@@ -908,6 +1297,12 @@ export interface components {
             chi_square: components["schemas"]["NullableNumber"];
             p_value: components["schemas"]["NullableNumber"];
         };
+        /**
+         * @description The part an event plays in the experiment: `goal` (its `event`, the one it is judged by; family-wise error corrected across variants by Holm), `guardrail` (listed in its `guardrails`: one-sided, uncorrected, `guardrail_violated` when worse) or `secondary` (every other event of the team; false discovery rate corrected by Benjamini–Hochberg across variants × secondary events).
+         * @example goal
+         * @enum {string}
+         */
+        EventRole: "goal" | "guardrail" | "secondary";
         /** @description A 95 % interval; null when it is undefined for lack of data. */
         Interval: {
             /** @example 0.1106 */
@@ -915,7 +1310,59 @@ export interface components {
             /** @example 0.1523 */
             upper: number;
         } | null;
-        /** @description How this variant does on one event, compared with the control. With `n` participants in the variant, `x` of them with the event at least once and `c` events in all: `unique_conversion_rate = x / n`, `count_conversion_rate = c / n` (can exceed 1). Uplift, z, p, confidence, power and both intervals always concern the unique conversion rate; the event's `type` says which rate to read first. For the control variant itself: uplift 0, z 0, p 1, confidence 0, and power, difference interval and chance to beat control null. Every value that is undefined for lack of data is null, as each field says. */
+        /**
+         * @description The means of a `count` or `value` event, per participant: `y_i` is a participant's number of events (count) or the sum of the values they carried (value), at most the event's `cap`; participants without the event count with `y = 0`. Each arm keeps `n`, `Σy` and `Σy²`: mean `m = Σy / n`, variance `s² = (Σy² − n·m²) / (n − 1)`. The difference `m_V − m_C` has Welch's `SE = √(s_V²/n_V + s_C²/n_C)`, a t statistic on the Welch–Satterthwaite degrees of freedom `(s_V²/n_V + s_C²/n_C)² / ((s_V²/n_V)²/(n_V − 1) + (s_C²/n_C)²/(n_C − 1))`, a two-sided p-value and a 95 % interval `± t₀.₉₇₅(dof) · SE`. The relative uplift `m_V/m_C − 1` has the delta-method `SE = √(s_V²/(m_C² n_V) + s_C² m_V²/(m_C⁴ n_C))` (GrowthBook's relative frequentist variance), tested and bounded with the same degrees of freedom. Null for a `unique` event. For the control itself, `mean` and `variance` are its own and every comparison is null.
+         * @example {
+         *       "mean": 2,
+         *       "variance": 2.2044,
+         *       "control_mean": 1.8,
+         *       "difference": 0.2,
+         *       "standard_error": 0.0913,
+         *       "degrees_of_freedom": 994.7,
+         *       "p_value": 0.0287,
+         *       "difference_interval": {
+         *         "lower": 0.0208,
+         *         "upper": 0.3792
+         *       },
+         *       "relative_uplift": 0.1111,
+         *       "relative_standard_error": 0.0535,
+         *       "relative_p_value": 0.0379,
+         *       "relative_interval": {
+         *         "lower": 0.0062,
+         *         "upper": 0.216
+         *       },
+         *       "minimum_detectable_effect": 0.2558
+         *     }
+         */
+        MeanStatistics: {
+            /** @description `m_V`, this variant's mean per participant; null without participants. */
+            mean: components["schemas"]["NullableNumber"];
+            /** @description `s_V²`, the sample variance of `y` in this variant; null below 2 participants. */
+            variance: components["schemas"]["NullableNumber"];
+            /** @description `m_C`, the control's mean; null without a control or its participants. */
+            control_mean: components["schemas"]["NullableNumber"];
+            /** @description `m_V − m_C`; null for the control, below 2 participants in either arm, or when both variances are 0 (as are the figures below). */
+            difference: components["schemas"]["NullableNumber"];
+            /** @description Welch's SE of the difference. */
+            standard_error: components["schemas"]["NullableNumber"];
+            /** @description Welch–Satterthwaite degrees of freedom. */
+            degrees_of_freedom: components["schemas"]["NullableNumber"];
+            /** @description Two-sided p-value of Welch's t test on the difference. */
+            p_value: components["schemas"]["NullableNumber"];
+            /** @description 95 % interval of `m_V − m_C` (t quantile on the degrees of freedom); it excludes 0 exactly when `p_value < 0.05`. */
+            difference_interval: components["schemas"]["Interval"];
+            /** @description `m_V/m_C − 1`; null also unless `m_C > 0` (a ratio to a mean of 0 or below is no uplift). */
+            relative_uplift: components["schemas"]["NullableNumber"];
+            /** @description Delta-method SE of the relative uplift; null when `relative_uplift` is. */
+            relative_standard_error: components["schemas"]["NullableNumber"];
+            /** @description Two-sided p-value of the relative uplift (t on the same degrees of freedom); null when `relative_uplift` is. */
+            relative_p_value: components["schemas"]["NullableNumber"];
+            /** @description 95 % interval of the relative uplift; null when `relative_uplift` is. */
+            relative_interval: components["schemas"]["Interval"];
+            /** @description The smallest |difference| of means the current sample detects with 80 % power at α = 0.05 two-sided: `(1.959964 + 0.841621) · SE`. Null when `standard_error` is. */
+            minimum_detectable_effect: components["schemas"]["NullableNumber"];
+        } | null;
+        /** @description How this variant does on one event, compared with the control. With `n` participants in the variant, `x` of them with the event at least once and `c` events in all: `unique_conversion_rate = x / n`, `count_conversion_rate = c / n` (can exceed 1). Uplift, z, p, confidence, power and both intervals always concern the unique conversion rate; the event's `type` says which rate to read first. z, p, power and the difference interval use one standard error, the unpooled `SE = √(p_C(1 − p_C)/n_C + p_V(1 − p_V)/n_V)`, so `p_value < 0.05` exactly when `difference_interval` excludes 0. Small samples: when either arm expects fewer than 5 converters or fewer than 5 non-converters under the pooled rate `(x_V + x_C) / (n_V + n_C)`, the normal approximation does not hold and the test is Fisher's exact test (two-sided: the probability, both margins fixed, of every table no more likely than the observed one); z, power and the difference interval are then null. For the control variant itself: uplift 0, z 0, p 1, confidence 0, and power, difference interval and chance to beat control null. Every value that is undefined for lack of data is null, as each field says. */
         EventStatistics: {
             event: components["schemas"]["Key"];
             type: components["schemas"]["EventType"];
@@ -937,20 +1384,28 @@ export interface components {
             unique_conversion_rate: components["schemas"]["NullableNumber"];
             /** @description `(p_V − p_C) / p_C`, relative change of the unique rate against the control; null when either side has no participants or the control's rate is 0. */
             uplift: components["schemas"]["NullableNumber"];
-            /** @description Pooled two-proportion z: `p̂ = (x_V + x_C) / (n_V + n_C)`, `z = (p_V − p_C) / √(p̂(1 − p̂)(1/n_V + 1/n_C))`; null when either side has no participants or `p̂` is 0 or 1. */
+            /** @description `z = (p_V − p_C) / SE` with the unpooled SE (the one of `difference_interval`); null when either side has no participants, when SE is 0, or when the test is exact. */
             z_score: components["schemas"]["NullableNumber"];
-            /** @description Two-sided, `2(1 − Φ(|z|))`; null when `z_score` is. */
+            /** @description Two-sided: `2(1 − Φ(|z|))`, or Fisher's exact test's p where the sample is small (see above; 1 when nobody or everybody converted in both arms); null when either side has no participants, or when SE is 0 and the test is not exact. */
             p_value: components["schemas"]["NullableNumber"];
             /** @description `1 − p_value`; null when `p_value` is. */
             confidence: components["schemas"]["NullableNumber"];
-            /** @description Post-hoc power of the two-sided test at α = 0.05 for the observed difference, with the unpooled `SE = √(p_C(1 − p_C)/n_C + p_V(1 − p_V)/n_V)`: `Φ(|p_V − p_C|/SE − 1.959964) + Φ(−|p_V − p_C|/SE − 1.959964)`; null for the control, when either side has no participants, or when SE is 0. */
+            /** @description Post-hoc power: the power the two-sided test at α = 0.05 would have if the true difference were the observed one, `Φ(|z| − 1.959964) + Φ(−|z| − 1.959964)`. It is a function of `p_value` and says nothing new (it is 0.5 when p is 0.05); kept for the clients that read it. For planning read `minimum_detectable_effect`. Null when `z_score` is (and for the control). */
             power: components["schemas"]["NullableNumber"];
             /** @description Wilson score 95 % interval of this variant's unique rate; null without participants. */
             conversion_rate_interval: components["schemas"]["Interval"];
-            /** @description 95 % interval of `p_V − p_C`: `(p_V − p_C) ± 1.959964 · SE`; null for the control, when either side has no participants, or when SE is 0. */
+            /** @description 95 % interval of `p_V − p_C`: `(p_V − p_C) ± 1.959964 · SE`; null for the control, when either side has no participants, when SE is 0, or when the test is exact. */
             difference_interval: components["schemas"]["Interval"];
             /** @description Bayesian `P(θ_V > θ_C)` with uniform priors, posteriors `Beta(1 + x, 1 + n − x)`: exact (Evan Miller's closed-form sum) while counts are small, numerical integration within 0.001 of it above. Null for the control and when either side has no participants. */
             chance_to_beat_control: components["schemas"]["NullableNumber"];
+            /**
+             * @description Which test gave `p_value` on the unique rate: `normal` (the z test) or `exact` (Fisher's, for small samples, see above); null when there is none (the control, or no participants).
+             * @enum {string|null}
+             */
+            test: "normal" | "exact" | null;
+            /** @description The smallest |p_V − p_C| the current sample detects with 80 % power at α = 0.05 two-sided: `(1.959964 + 0.841621) · SE` (the planning figure `power` is not). Null when `z_score` is, and for the control. */
+            minimum_detectable_effect: components["schemas"]["NullableNumber"];
+            means: components["schemas"]["MeanStatistics"];
         };
         /**
          * @description What the always-valid confidence sequence says about the variant against the control on this event — never a fixed-horizon p-value, so it may be read at any time, as often as wanted:
@@ -965,11 +1420,31 @@ export interface components {
          *       higher than the control's;
          *
          *     - `variant_worse`: the whole sequence is below 0.
-         *     "Better" means a higher rate of the event; for an event that is bad news (an error, a cancellation) read `variant_better` as "more of it". Null for the control itself and when the experiment has no control.
+         *     "Better" means a higher rate of the event; for an event that is bad news (an error, a cancellation) read `variant_better` as "more of it". Uncorrected for the many comparisons of an experiment and blind to the event's direction and role: decide by `corrected_verdict`. Null for the control itself and when the experiment has no control.
          * @example no_difference
          * @enum {string|null}
          */
         Verdict: "collecting" | "no_difference" | "variant_better" | "variant_worse" | null;
+        /**
+         * @description The verdict by the event's role (see `role`), read on `adjusted_p_value` at α = 0.05 and in the event's `direction` — this is the one to decide by:
+         *     - `collecting`: the variant or the control has fewer than `method.minimum_participants`
+         *       participants, or the always-valid p-value is undefined (no variance);
+         *
+         *     - `no_difference`: `adjusted_p_value` > 0.05 (always so when the difference is 0) — and, for a guardrail,
+         *       whenever it is not violated (a guardrail is never `variant_better`: it is tested one way);
+         *
+         *     - `variant_better` / `variant_worse` (goal and secondary events): `adjusted_p_value` ≤ 0.05
+         *       and the difference goes the better / worse way: above 0 for an `increase` event, below 0
+         *       for a `decrease` one;
+         *
+         *     - `guardrail_violated` (guardrails only): `adjusted_p_value` (the p-value itself) ≤ 0.05 and
+         *       the difference goes the worse way.
+         *
+         *     Null for the control itself and when the experiment has no control.
+         * @example no_difference
+         * @enum {string|null}
+         */
+        CorrectedVerdict: "collecting" | "no_difference" | "variant_better" | "variant_worse" | "guardrail_violated" | null;
         /** @description One variant on one event: its fixed-horizon statistics exactly as the variant statistics read gives them, and the always-valid figures the verdict is decided by. */
         VariantEventResult: {
             variant: components["schemas"]["Key"];
@@ -988,6 +1463,11 @@ export interface components {
             /** @description The 95 % always-valid confidence sequence on `p_V − p_C` (see `method`): it covers the true difference at every moment of the experiment at once, so it stays valid however often it is looked at and whenever the experiment is stopped. Wider than `statistics.difference_interval`, which is valid only for one look at a sample size fixed in advance. Null when `difference` is, or when both rates are 0 or 1 (no variance). */
             confidence_sequence: components["schemas"]["Interval"];
             verdict: components["schemas"]["Verdict"];
+            /** @description The always-valid p-value of `difference` (see `method`): `min(1, 1/Λ)` with `Λ = √(V/(V + τ²)) · exp(τ² d² / (2V(V + τ²)))`, at most 0.05 exactly when `confidence_sequence` excludes 0. Valid at any stopping time, uncorrected. Null when `confidence_sequence` is. */
+            always_valid_p_value: components["schemas"]["NullableNumber"];
+            /** @description `always_valid_p_value` corrected for the event's role, over every event of the team whatever `events` chooses (so the figure does not depend on the selection); a null p-value is not a test and stays null. Goal: Holm's step-down over the variants (Holm, "A simple sequentially rejective multiple test procedure", Scandinavian Journal of Statistics 6(2), 1979): sorted ascending `p₍₁₎ ≤ … ≤ p₍ₘ₎`, `p̃₍ᵢ₎ = max_{j≤i} min(1, (m − j + 1) p₍ⱼ₎)`; since each p-value is always valid, a false "better" or "worse" among the variants at any look, ever, has probability at most 0.05 (Ville's inequality and the union bound, whatever the dependence). Secondary events: Benjamini–Hochberg over all variants × secondary events together (Benjamini & Hochberg, "Controlling the false discovery rate", JRSS B 57(1), 1995): `p̃₍ᵢ₎ = min_{j≥i} min(1, m p₍ⱼ₎ / j)`, keeping the expected share of false discoveries at 0.05. Guardrail: the p-value itself. Ties sort by event order (the goal first, then by key), then variant order. In the service's seeded simulation of 1 000 A/A/A/A experiments with 20 events (the goal and 19 secondary), looked at daily for 14 days with 300 new participants per arm a day, the goal's family-wise false positives were 1.8 % and the secondary events' false discoveries (at any look) 0.0 %; uncorrected, the secondary events gave 31.2 %. */
+            adjusted_p_value: components["schemas"]["NullableNumber"];
+            corrected_verdict: components["schemas"]["CorrectedVerdict"];
         };
         /** @description Every variant of the experiment on one event, the control first, then by key. */
         EventResults: {
@@ -995,6 +1475,8 @@ export interface components {
             type: components["schemas"]["EventType"];
             /** @description Whether this is the experiment's goal event (the one it is judged by). */
             goal: boolean;
+            role: components["schemas"]["EventRole"];
+            direction: components["schemas"]["EventDirection"];
             variants: components["schemas"]["VariantEventResult"][];
         };
         /** @description One variant's cumulative counts at the end of one day, and its sequence against the control then. */
@@ -1030,7 +1512,7 @@ export interface components {
                 variants: components["schemas"]["DailyVariantResult"][];
             }[];
         };
-        /** @description Everything an analyst reads about one experiment, from one snapshot of its counters (no ingest committing during the read makes two figures disagree): its runtime, its sample-ratio check, and for every event of the team — the goal event first, then by key — every variant against the control, each with the fixed-horizon statistics and an always-valid verdict; and the daily history of one event. */
+        /** @description Everything an analyst reads about one experiment, from one snapshot of its counters (no ingest committing during the read makes two figures disagree): its runtime, its sample-ratio check, and for each event chosen (`events`: the goal alone by default) every variant against the control, each with the fixed-horizon statistics and an always-valid verdict; and the daily history of one event. */
         ExperimentResults: {
             experiment: components["schemas"]["Key"];
             status: components["schemas"]["ExperimentStatus"];
@@ -1047,6 +1529,10 @@ export interface components {
              * @example 2000
              */
             participants: number;
+            /** @description The experiment's coverage now, in percent. */
+            coverage: components["schemas"]["Coverage"];
+            /** @description Every change of the coverage (a ramp), oldest first. The variant split stays the shares through a ramp, so the sample-ratio check and the comparisons hold across it; a change only alters how many new participants enter from then on. */
+            coverage_changes: components["schemas"]["CoverageChange"][];
             /** @description When the experiment ran. */
             runtime: {
                 started_at: components["schemas"]["NullableTimestamp"];
@@ -1081,6 +1567,7 @@ export interface components {
                  */
                 minimum_participants: number;
             };
+            /** @description The events chosen by `events`, in its order (the goal alone by default). */
             events: components["schemas"]["EventResults"][];
             history: components["schemas"]["ResultsHistory"];
         };
@@ -1124,21 +1611,23 @@ export interface components {
             srm: components["schemas"]["SampleRatioMismatch"];
             events: components["schemas"]["EventStatistics"][];
         };
-        /** @description A new feature flag; `enabled` defaults to false and `value` to null. */
+        /** @description A new feature flag; `enabled` defaults to false, `value` to null and `rules` to none. A rule naming an unknown experiment is a 404, one naming a stopped experiment or a variant the experiment does not have a 409, each naming the field; nothing is stored. */
         FeatureCreate: {
             key: components["schemas"]["Key"];
             description?: components["schemas"]["Description"];
             /** @example true */
             enabled?: boolean;
             value?: components["schemas"]["FeatureValue"];
+            rules?: components["schemas"]["FeatureRules"];
         };
-        /** @description Changes to a feature flag; only the given fields change. */
+        /** @description Changes to a feature flag; only the given fields change. `rules`, when given, replaces the whole list (checked as on create). */
         FeatureUpdate: {
             key?: components["schemas"]["Key"];
             description?: components["schemas"]["Description"];
             /** @example false */
             enabled?: boolean;
             value?: components["schemas"]["FeatureValue"];
+            rules?: components["schemas"]["FeatureRules"];
         };
         /** @description A new participant. Ingest creates participants too; this is for importing them ahead. */
         ParticipantCreate: {
@@ -1176,7 +1665,7 @@ export interface components {
             notes?: components["schemas"]["Notes"];
             attributes?: components["schemas"]["Attributes"];
         };
-        /** @description What a product reports when a participant is seen: `participant` (required; its key, or an object with `key`, `notes`, `attributes`), optionally the `event` it just recorded, optionally the one `experiment` to enrol it in, and with that experiment optionally the `variant` the client already chose. */
+        /** @description What a product reports when a participant is seen: `participant` (required; its key, or an object with `key`, `notes`, `attributes`), optionally the `event` it just recorded, optionally the one `experiment` to enrol it in, and with that experiment optionally the `variant` the client already chose. With an event of type `value`, `value` is what it carried (required there, and refused with any other event: 409). */
         IngestRequest: {
             participant: components["schemas"]["ParticipantKey"] | components["schemas"]["IngestParticipant"];
             /** @description Key of the event the participant recorded; one conversion is counted. */
@@ -1185,6 +1674,11 @@ export interface components {
             experiment?: components["schemas"]["Key"];
             /** @description The variant the client assigned itself (requires `experiment`). */
             variant?: components["schemas"]["Key"];
+            /**
+             * @description What the event carried (an amount: revenue in the team's currency, seconds, items), for an event of type `value`: a finite number from −10⁹ to 10⁹ with at most 6 decimals as written (0.1 is fine; 0.1234567 is 400). Kept as integer micro-units, so sums never drift; added to the participant's total for the event in each experiment it counts in. Negative values (refunds) are allowed.
+             * @example 19.99
+             */
+            value?: number;
         };
         /** @description The participant as stored, and all its assignments in running experiments. */
         IngestOutcome: {
@@ -1205,11 +1699,65 @@ export interface components {
             data?: components["schemas"]["IngestOutcome"];
             error?: components["schemas"]["Problem"];
         };
+        /** @description The participant to evaluate the team's flags and experiments for: its key, the `attributes` conditions are matched against (none given means none: the stored ones are not read, so that the answer is the one an SDK computes locally from the config), and whether to enrol it. */
+        EvaluateRequest: {
+            participant: components["schemas"]["ParticipantKey"];
+            attributes?: components["schemas"]["Attributes"];
+            /**
+             * @description False when not given. With `true`, the participant is reported through the ingest operation first — as a `POST …/ingest` of `{participant: {key, attributes}}` would: created if new, its attributes stored when given, enrolled in every running experiment it is eligible for, counted as one ingest against the team's quota (402 when used up, and nothing is stored or answered) — and experiments are answered from its stored assignments (sticky). Without, nothing is stored and nothing counted.
+             * @example false
+             */
+            enrol?: boolean;
+        };
+        /** @description What one flag serves the participant, and why. */
+        FeatureEvaluation: {
+            /** @description The value served; null when the flag serves nothing (disabled, or a null value). */
+            value: components["schemas"]["FeatureValue"];
+            /**
+             * @description `disabled`: the flag is off and serves null; `rule`: the rule at index `rule` applied; `default`: the flag is on and no rule applied, so it serves its own value.
+             * @example rule
+             * @enum {string}
+             */
+            reason: "disabled" | "rule" | "default";
+            /**
+             * Format: int32
+             * @description Index in the flag's `rules` of the rule that applied (0 is the first), else null.
+             * @example 0
+             */
+            rule: number | null;
+        };
+        /**
+         * @description What the team's config gives one participant at one moment: every flag by key, and every running experiment by key with the variant key the participant gets (null when it gets none). The package `experimentation-api` computes the same object locally with `evaluateConfig(config, participant)`, from the same code as the server.
+         * @example {
+         *       "features": {
+         *         "new_checkout": {
+         *           "value": "on",
+         *           "reason": "rule",
+         *           "rule": 1
+         *         }
+         *       },
+         *       "experiments": {
+         *         "checkout_button": "green"
+         *       }
+         *     }
+         */
+        Evaluation: {
+            features: {
+                [key: string]: components["schemas"]["FeatureEvaluation"];
+            };
+            experiments: {
+                [key: string]: string | null;
+            };
+        };
     };
     responses: {
         /** @description The service and its storage answer. */
         Health: {
             headers: {
+                "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                 [name: string]: unknown;
             };
             content: {
@@ -1228,6 +1776,10 @@ export interface components {
         /** @description The request is malformed or invalid — unparsable JSON, a body that breaks its schema (a missing required property, a wrong type, an unknown property), an unknown or invalid query parameter, or an invalid path parameter — and nothing was done. `errors` names each offending field by where it is: `/body/…`, `/query/…`, `/path/…`. */
         BadQueryParameter: {
             headers: {
+                "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                 [name: string]: unknown;
             };
             content: {
@@ -1237,6 +1789,10 @@ export interface components {
         /** @description No credential, or one that is unknown or revoked. */
         Unauthorized: {
             headers: {
+                "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                 [name: string]: unknown;
             };
             content: {
@@ -1258,6 +1814,7 @@ export interface components {
                 "RateLimit-Limit": components["headers"]["RateLimitLimit"];
                 "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
                 "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                 [name: string]: unknown;
             };
             content: {
@@ -1275,6 +1832,10 @@ export interface components {
         /** @description Something failed unexpectedly on the service's side (for the health check: storage does not answer). Writes are transactional, so a failed write left nothing behind; report it with the time of the request. */
         InternalServerError: {
             headers: {
+                "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                 [name: string]: unknown;
             };
             content: {
@@ -1293,6 +1854,10 @@ export interface components {
         ServiceUnavailable: {
             headers: {
                 "Retry-After": components["headers"]["RetryAfter"];
+                "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                 [name: string]: unknown;
             };
             content: {
@@ -1310,6 +1875,10 @@ export interface components {
         /** @description The user. */
         User: {
             headers: {
+                "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                 [name: string]: unknown;
             };
             content: {
@@ -1331,6 +1900,10 @@ export interface components {
         /** @description The credential is valid but may not do this: an ingest key on an operation that needs an API token. */
         Forbidden: {
             headers: {
+                "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                 [name: string]: unknown;
             };
             content: {
@@ -1348,6 +1921,10 @@ export interface components {
         /** @description The team. */
         Team: {
             headers: {
+                "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                 [name: string]: unknown;
             };
             content: {
@@ -1367,6 +1944,8 @@ export interface components {
                  *             "key": "purchase",
                  *             "description": "Completed checkout",
                  *             "type": "unique",
+                 *             "cap": null,
+                 *             "direction": "increase",
                  *             "created_at": "2026-11-01T08:05:00.000Z",
                  *             "updated_at": "2026-11-01T08:05:00.000Z"
                  *           }
@@ -1382,6 +1961,10 @@ export interface components {
         /** @description The user has no current team (it is no member of any team). */
         NoCurrentTeam: {
             headers: {
+                "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                 [name: string]: unknown;
             };
             content: {
@@ -1399,6 +1982,10 @@ export interface components {
         /** @description One page of the teams the credential reaches. */
         TeamList: {
             headers: {
+                "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                 [name: string]: unknown;
             };
             content: {
@@ -1440,6 +2027,10 @@ export interface components {
         /** @description The request is malformed or invalid — unparsable JSON, a body that breaks its schema (a missing required property, a wrong type, an unknown property), an unknown or invalid query parameter, or an invalid path parameter — and nothing was done. `errors` names each offending field by where it is: `/body/…`, `/query/…`, `/path/…`. */
         BadPage: {
             headers: {
+                "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                 [name: string]: unknown;
             };
             content: {
@@ -1449,6 +2040,10 @@ export interface components {
         /** @description The request is malformed or invalid — unparsable JSON, a body that breaks its schema (a missing required property, a wrong type, an unknown property), an unknown or invalid query parameter, or an invalid path parameter — and nothing was done. `errors` names each offending field by where it is: `/body/…`, `/query/…`, `/path/…`. */
         BadTeam: {
             headers: {
+                "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                 [name: string]: unknown;
             };
             content: {
@@ -1458,6 +2053,10 @@ export interface components {
         /** @description There is no team with this id that the credential reaches. Nothing was done. */
         TeamNotFound: {
             headers: {
+                "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                 [name: string]: unknown;
             };
             content: {
@@ -1475,6 +2074,11 @@ export interface components {
         /** @description The team's configuration for SDKs. */
         Config: {
             headers: {
+                ETag: components["headers"]["ETag"];
+                "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                 [name: string]: unknown;
             };
             content: {
@@ -1486,6 +2090,22 @@ export interface components {
                  *           {
                  *             "key": "checkout_button",
                  *             "seed": "9f86d081884c7d659a2feaa0c55ad015",
+                 *             "hash_version": 2,
+                 *             "conditions": {
+                 *               "country": {
+                 *                 "$in": [
+                 *                   "DE",
+                 *                   "AT",
+                 *                   "CH"
+                 *                 ]
+                 *               }
+                 *             },
+                 *             "coverage": 20,
+                 *             "exclusion_group": {
+                 *               "key": "checkout_tests",
+                 *               "start": 0,
+                 *               "end": 50
+                 *             },
                  *             "event": "purchase",
                  *             "variants": [
                  *               {
@@ -1505,7 +2125,21 @@ export interface components {
                  *           {
                  *             "key": "new_checkout",
                  *             "enabled": true,
-                 *             "value": null
+                 *             "value": "off",
+                 *             "rules": [
+                 *               {
+                 *                 "type": "experiment",
+                 *                 "experiment": "checkout_button",
+                 *                 "variants": {
+                 *                   "green": "on"
+                 *                 }
+                 *               },
+                 *               {
+                 *                 "type": "rollout",
+                 *                 "percentage": 10,
+                 *                 "value": "on"
+                 *               }
+                 *             ]
                  *           }
                  *         ]
                  *       }
@@ -1516,9 +2150,25 @@ export interface components {
                 };
             };
         };
+        /** @description The config is the one the caller's `If-None-Match` names: no body; keep using the held one. */
+        ConfigNotModified: {
+            headers: {
+                ETag: components["headers"]["ETag"];
+                "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                [name: string]: unknown;
+            };
+            content?: never;
+        };
         /** @description The credential is valid but belongs to another team: SDKs are told so (403) rather than 404, to notice a wrong key. */
         ConfigForbidden: {
             headers: {
+                "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                 [name: string]: unknown;
             };
             content: {
@@ -1536,6 +2186,10 @@ export interface components {
         /** @description There is no team with this id (a team that exists but that the credential does not reach is the 403 above). Nothing was done. */
         ConfigTeamNotFound: {
             headers: {
+                "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                 [name: string]: unknown;
             };
             content: {
@@ -1553,6 +2207,10 @@ export interface components {
         /** @description One page of the team's events, by key. */
         EventList: {
             headers: {
+                "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                 [name: string]: unknown;
             };
             content: {
@@ -1563,6 +2221,8 @@ export interface components {
                  *           "key": "purchase",
                  *           "description": "Completed checkout",
                  *           "type": "unique",
+                 *           "cap": null,
+                 *           "direction": "increase",
                  *           "created_at": "2026-11-01T08:05:00.000Z",
                  *           "updated_at": "2026-11-01T08:05:00.000Z"
                  *         }
@@ -1591,6 +2251,10 @@ export interface components {
         /** @description The event. */
         Event: {
             headers: {
+                "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                 [name: string]: unknown;
             };
             content: {
@@ -1600,6 +2264,8 @@ export interface components {
                  *         "key": "purchase",
                  *         "description": "Completed checkout",
                  *         "type": "unique",
+                 *         "cap": null,
+                 *         "direction": "increase",
                  *         "created_at": "2026-11-01T08:05:00.000Z",
                  *         "updated_at": "2026-11-01T08:05:00.000Z"
                  *       }
@@ -1613,6 +2279,10 @@ export interface components {
         /** @description The request is malformed or invalid — unparsable JSON, a body that breaks its schema (a missing required property, a wrong type, an unknown property), an unknown or invalid query parameter, or an invalid path parameter — and nothing was done. `errors` names each offending field by where it is: `/body/…`, `/query/…`, `/path/…`. */
         BadKey: {
             headers: {
+                "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                 [name: string]: unknown;
             };
             content: {
@@ -1622,6 +2292,10 @@ export interface components {
         /** @description The team already has an event with this key, or has as many events as a team may (200: see Limits). Nothing was stored. */
         EventCreateConflict: {
             headers: {
+                "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                 [name: string]: unknown;
             };
             content: {
@@ -1631,6 +2305,10 @@ export interface components {
         /** @description The request body is larger than 64 KiB. */
         PayloadTooLarge: {
             headers: {
+                "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                 [name: string]: unknown;
             };
             content: {
@@ -1648,6 +2326,10 @@ export interface components {
         /** @description The body is not sent as `application/json` or `application/vnd.api+json`. */
         UnsupportedMediaType: {
             headers: {
+                "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                 [name: string]: unknown;
             };
             content: {
@@ -1665,6 +2347,10 @@ export interface components {
         /** @description The team or the event is not there (for a create or an ingest: the event the body names) — or belongs to a team the credential does not reach, which the caller cannot tell apart. Nothing was done. */
         EventNotFound: {
             headers: {
+                "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                 [name: string]: unknown;
             };
             content: {
@@ -1682,6 +2368,10 @@ export interface components {
         /** @description The team already has an event with this key. */
         EventKeyTaken: {
             headers: {
+                "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                 [name: string]: unknown;
             };
             content: {
@@ -1699,6 +2389,10 @@ export interface components {
         /** @description The event is the goal of an experiment: change their goal or delete them first. */
         EventInUse: {
             headers: {
+                "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                 [name: string]: unknown;
             };
             content: {
@@ -1716,6 +2410,10 @@ export interface components {
         /** @description One page of the team's experiments, by key. */
         ExperimentList: {
             headers: {
+                "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                 [name: string]: unknown;
             };
             content: {
@@ -1727,7 +2425,26 @@ export interface components {
                  *           "description": "Does a green checkout button sell more?",
                  *           "status": "running",
                  *           "event": "purchase",
+                 *           "guardrails": [
+                 *             "refunds"
+                 *           ],
                  *           "seed": "9f86d081884c7d659a2feaa0c55ad015",
+                 *           "hash_version": 2,
+                 *           "conditions": {
+                 *             "country": {
+                 *               "$in": [
+                 *                 "DE",
+                 *                 "AT",
+                 *                 "CH"
+                 *               ]
+                 *             }
+                 *           },
+                 *           "coverage": 20,
+                 *           "exclusion_group": {
+                 *             "key": "checkout_tests",
+                 *             "start": 0,
+                 *             "end": 50
+                 *           },
                  *           "created_at": "2026-11-01T08:10:00.000Z",
                  *           "updated_at": "2026-11-02T09:00:00.000Z",
                  *           "started_at": "2026-11-02T09:00:00.000Z",
@@ -1758,6 +2475,10 @@ export interface components {
         /** @description The experiment. */
         Experiment: {
             headers: {
+                "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                 [name: string]: unknown;
             };
             content: {
@@ -1768,7 +2489,26 @@ export interface components {
                  *         "description": "Does a green checkout button sell more?",
                  *         "status": "running",
                  *         "event": "purchase",
+                 *         "guardrails": [
+                 *           "refunds"
+                 *         ],
                  *         "seed": "9f86d081884c7d659a2feaa0c55ad015",
+                 *         "hash_version": 2,
+                 *         "conditions": {
+                 *           "country": {
+                 *             "$in": [
+                 *               "DE",
+                 *               "AT",
+                 *               "CH"
+                 *             ]
+                 *           }
+                 *         },
+                 *         "coverage": 20,
+                 *         "exclusion_group": {
+                 *           "key": "checkout_tests",
+                 *           "start": 0,
+                 *           "end": 50
+                 *         },
                  *         "created_at": "2026-11-01T08:10:00.000Z",
                  *         "updated_at": "2026-11-02T09:00:00.000Z",
                  *         "started_at": "2026-11-02T09:00:00.000Z",
@@ -1784,6 +2524,10 @@ export interface components {
         /** @description The request is malformed or invalid — unparsable JSON, a body that breaks its schema (a missing required property, a wrong type, an unknown property), an unknown or invalid query parameter, or an invalid path parameter — and nothing was done. `errors` names each offending field by where it is: `/body/…`, `/query/…`, `/path/…`. */
         RemovedAlgorithmType: {
             headers: {
+                "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                 [name: string]: unknown;
             };
             content: {
@@ -1793,6 +2537,10 @@ export interface components {
         /** @description The team already has an experiment with this key, or has as many experiments as a team may (500: see Limits). Nothing was stored. */
         ExperimentCreateConflict: {
             headers: {
+                "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                 [name: string]: unknown;
             };
             content: {
@@ -1802,6 +2550,10 @@ export interface components {
         /** @description The team or the experiment is not there — or belongs to a team the credential does not reach, which the caller cannot tell apart. Nothing was done. */
         ExperimentNotFound: {
             headers: {
+                "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                 [name: string]: unknown;
             };
             content: {
@@ -1819,6 +2571,10 @@ export interface components {
         /** @description The team already has an experiment with this key. */
         ExperimentKeyTaken: {
             headers: {
+                "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                 [name: string]: unknown;
             };
             content: {
@@ -1836,6 +2592,10 @@ export interface components {
         /** @description The experiment is running: stop it before deleting it. */
         ExperimentRunning: {
             headers: {
+                "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                 [name: string]: unknown;
             };
             content: {
@@ -1853,6 +2613,10 @@ export interface components {
         /** @description Only a draft starts, and only with at least two variants, exactly one control and shares summing to 100 — and while the team runs fewer experiments than it may (50: see Limits). */
         ExperimentNotStartable: {
             headers: {
+                "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                 [name: string]: unknown;
             };
             content: {
@@ -1862,6 +2626,10 @@ export interface components {
         /** @description Only a running experiment stops. */
         ExperimentNotRunning: {
             headers: {
+                "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                 [name: string]: unknown;
             };
             content: {
@@ -1879,6 +2647,10 @@ export interface components {
         /** @description The experiment's results. */
         ExperimentResults: {
             headers: {
+                "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                 [name: string]: unknown;
             };
             content: {
@@ -1890,6 +2662,14 @@ export interface components {
                  *         "goal": "purchase",
                  *         "control": "control",
                  *         "participants": 2000,
+                 *         "coverage": 50,
+                 *         "coverage_changes": [
+                 *           {
+                 *             "at": "2026-11-20T09:00:00.000Z",
+                 *             "from": 20,
+                 *             "to": 50
+                 *           }
+                 *         ],
                  *         "runtime": {
                  *           "started_at": "2026-11-20T09:30:00.000Z",
                  *           "stopped_at": null,
@@ -1911,6 +2691,8 @@ export interface components {
                  *             "event": "purchase",
                  *             "type": "unique",
                  *             "goal": true,
+                 *             "role": "goal",
+                 *             "direction": "increase",
                  *             "variants": [
                  *               {
                  *                 "variant": "control",
@@ -1933,11 +2715,17 @@ export interface components {
                  *                     "upper": 0.1202
                  *                   },
                  *                   "difference_interval": null,
-                 *                   "chance_to_beat_control": null
+                 *                   "chance_to_beat_control": null,
+                 *                   "test": null,
+                 *                   "minimum_detectable_effect": null,
+                 *                   "means": null
                  *                 },
                  *                 "difference": null,
                  *                 "confidence_sequence": null,
-                 *                 "verdict": null
+                 *                 "verdict": null,
+                 *                 "always_valid_p_value": null,
+                 *                 "adjusted_p_value": null,
+                 *                 "corrected_verdict": null
                  *               },
                  *               {
                  *                 "variant": "green",
@@ -1951,9 +2739,9 @@ export interface components {
                  *                   "count_conversion_rate": 0.15,
                  *                   "unique_conversion_rate": 0.13,
                  *                   "uplift": 0.3,
-                 *                   "z_score": 2.1027,
-                 *                   "p_value": 0.0355,
-                 *                   "confidence": 0.9645,
+                 *                   "z_score": 2.1051,
+                 *                   "p_value": 0.0353,
+                 *                   "confidence": 0.9647,
                  *                   "power": 0.5577,
                  *                   "conversion_rate_interval": {
                  *                     "lower": 0.1106,
@@ -1963,14 +2751,20 @@ export interface components {
                  *                     "lower": 0.0021,
                  *                     "upper": 0.0579
                  *                   },
-                 *                   "chance_to_beat_control": 0.9822
+                 *                   "chance_to_beat_control": 0.9822,
+                 *                   "test": "normal",
+                 *                   "minimum_detectable_effect": 0.0399,
+                 *                   "means": null
                  *                 },
                  *                 "difference": 0.03,
                  *                 "confidence_sequence": {
                  *                   "lower": -0.0166,
                  *                   "upper": 0.0766
                  *                 },
-                 *                 "verdict": "no_difference"
+                 *                 "verdict": "no_difference",
+                 *                 "always_valid_p_value": 0.3964,
+                 *                 "adjusted_p_value": 0.3964,
+                 *                 "corrected_verdict": "no_difference"
                  *               }
                  *             ]
                  *           }
@@ -2035,15 +2829,23 @@ export interface components {
         /** @description The request is malformed or invalid — an invalid path parameter, or an unknown or invalid query parameter — and nothing was done. `errors` names each offending field by where it is: `/path/…`, `/query/…`. */
         BadResultsRequest: {
             headers: {
+                "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                 [name: string]: unknown;
             };
             content: {
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
-        /** @description The team or the experiment is not there — or belongs to a team the credential does not reach, which the caller cannot tell apart — or the team has no event `history_event` names. */
+        /** @description The team or the experiment is not there — or belongs to a team the credential does not reach, which the caller cannot tell apart — or the team has no event `history_event` or `events` names. */
         ResultsNotFound: {
             headers: {
+                "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                 [name: string]: unknown;
             };
             content: {
@@ -2053,6 +2855,10 @@ export interface components {
         /** @description One page of the experiment's variants, in creation order. */
         VariantList: {
             headers: {
+                "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                 [name: string]: unknown;
             };
             content: {
@@ -2093,6 +2899,10 @@ export interface components {
         /** @description The variant. */
         Variant: {
             headers: {
+                "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                 [name: string]: unknown;
             };
             content: {
@@ -2117,6 +2927,10 @@ export interface components {
         /** @description Variants change only while the experiment is a draft; its variant keys must stay unique, it has one control at most, the set shares may not sum above 100, and it may have 100 variants (see Limits). Nothing was stored. */
         VariantCreateConflict: {
             headers: {
+                "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                 [name: string]: unknown;
             };
             content: {
@@ -2126,6 +2940,10 @@ export interface components {
         /** @description The team, the experiment or the variant is not there — or belongs to a team the credential does not reach, which the caller cannot tell apart. Nothing was done. */
         VariantNotFound: {
             headers: {
+                "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                 [name: string]: unknown;
             };
             content: {
@@ -2143,6 +2961,10 @@ export interface components {
         /** @description Variants change only while the experiment is a draft; and a variant key, the one control and the set shares (at most 100 in all) must stay valid. */
         VariantsFrozen: {
             headers: {
+                "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                 [name: string]: unknown;
             };
             content: {
@@ -2160,6 +2982,10 @@ export interface components {
         /** @description The variant's statistics. */
         VariantStatistics: {
             headers: {
+                "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                 [name: string]: unknown;
             };
             content: {
@@ -2183,9 +3009,9 @@ export interface components {
                  *             "count_conversion_rate": 0.15,
                  *             "unique_conversion_rate": 0.13,
                  *             "uplift": 0.3,
-                 *             "z_score": 2.1027,
-                 *             "p_value": 0.0355,
-                 *             "confidence": 0.9645,
+                 *             "z_score": 2.1051,
+                 *             "p_value": 0.0353,
+                 *             "confidence": 0.9647,
                  *             "power": 0.5577,
                  *             "conversion_rate_interval": {
                  *               "lower": 0.1106,
@@ -2195,7 +3021,55 @@ export interface components {
                  *               "lower": 0.0021,
                  *               "upper": 0.0579
                  *             },
-                 *             "chance_to_beat_control": 0.9822
+                 *             "chance_to_beat_control": 0.9822,
+                 *             "test": "normal",
+                 *             "minimum_detectable_effect": 0.0399,
+                 *             "means": null
+                 *           },
+                 *           {
+                 *             "event": "revenue",
+                 *             "type": "value",
+                 *             "conversions": 180,
+                 *             "unique_conversions": 140,
+                 *             "count_conversion_rate": 0.18,
+                 *             "unique_conversion_rate": 0.14,
+                 *             "uplift": 0.0769,
+                 *             "z_score": 0.6544,
+                 *             "p_value": 0.5128,
+                 *             "confidence": 0.4872,
+                 *             "power": 0.1003,
+                 *             "conversion_rate_interval": {
+                 *               "lower": 0.1199,
+                 *               "upper": 0.1629
+                 *             },
+                 *             "difference_interval": {
+                 *               "lower": -0.0199,
+                 *               "upper": 0.0399
+                 *             },
+                 *             "chance_to_beat_control": 0.7432,
+                 *             "test": "normal",
+                 *             "minimum_detectable_effect": 0.0428,
+                 *             "means": {
+                 *               "mean": 2,
+                 *               "variance": 2.2044,
+                 *               "control_mean": 1.8,
+                 *               "difference": 0.2,
+                 *               "standard_error": 0.0913,
+                 *               "degrees_of_freedom": 994.7,
+                 *               "p_value": 0.0287,
+                 *               "difference_interval": {
+                 *                 "lower": 0.0208,
+                 *                 "upper": 0.3792
+                 *               },
+                 *               "relative_uplift": 0.1111,
+                 *               "relative_standard_error": 0.0535,
+                 *               "relative_p_value": 0.0379,
+                 *               "relative_interval": {
+                 *                 "lower": 0.0062,
+                 *                 "upper": 0.216
+                 *               },
+                 *               "minimum_detectable_effect": 0.2558
+                 *             }
                  *           }
                  *         ]
                  *       }
@@ -2209,6 +3083,10 @@ export interface components {
         /** @description One page of the team's feature flags, by key. */
         FeatureList: {
             headers: {
+                "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                 [name: string]: unknown;
             };
             content: {
@@ -2220,6 +3098,7 @@ export interface components {
                  *           "description": "The redesigned checkout",
                  *           "enabled": true,
                  *           "value": null,
+                 *           "rules": [],
                  *           "created_at": "2026-11-01T08:20:00.000Z",
                  *           "updated_at": "2026-11-01T08:20:00.000Z"
                  *         }
@@ -2248,6 +3127,10 @@ export interface components {
         /** @description The feature flag. */
         Feature: {
             headers: {
+                "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                 [name: string]: unknown;
             };
             content: {
@@ -2257,7 +3140,16 @@ export interface components {
                  *         "key": "new_checkout",
                  *         "description": "The redesigned checkout",
                  *         "enabled": true,
-                 *         "value": null,
+                 *         "value": "off",
+                 *         "rules": [
+                 *           {
+                 *             "type": "rollout",
+                 *             "starts_at": "2026-12-01T00:00:00.000Z",
+                 *             "ends_at": null,
+                 *             "percentage": 10,
+                 *             "value": "on"
+                 *           }
+                 *         ],
                  *         "created_at": "2026-11-01T08:20:00.000Z",
                  *         "updated_at": "2026-11-01T08:20:00.000Z"
                  *       }
@@ -2271,6 +3163,10 @@ export interface components {
         /** @description The team already has a flag with this key, has as many flags as a team may (500), or its flags' values would hold more characters than a team's config may (262 144: see Limits). Nothing was stored. */
         FeatureCreateConflict: {
             headers: {
+                "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                 [name: string]: unknown;
             };
             content: {
@@ -2280,6 +3176,10 @@ export interface components {
         /** @description The team or the flag is not there — or belongs to a team the credential does not reach, which the caller cannot tell apart. Nothing was done. */
         FeatureNotFound: {
             headers: {
+                "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                 [name: string]: unknown;
             };
             content: {
@@ -2297,6 +3197,10 @@ export interface components {
         /** @description The new key is taken by another flag, or the team's flag values would hold more characters than a team's config may (262 144: see Limits). Nothing was changed. */
         FeatureUpdateConflict: {
             headers: {
+                "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                 [name: string]: unknown;
             };
             content: {
@@ -2306,6 +3210,10 @@ export interface components {
         /** @description One page of the team's participants, in creation order. */
         ParticipantList: {
             headers: {
+                "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                 [name: string]: unknown;
             };
             content: {
@@ -2346,6 +3254,10 @@ export interface components {
         /** @description The participant. */
         Participant: {
             headers: {
+                "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                 [name: string]: unknown;
             };
             content: {
@@ -2370,6 +3282,10 @@ export interface components {
         /** @description The request is malformed or invalid — unparsable JSON, a body that breaks its schema (a missing required property, a wrong type, an unknown property), an unknown or invalid query parameter, or an invalid path parameter — and nothing was done. `errors` names each offending field by where it is: `/body/…`, `/query/…`, `/path/…`. */
         BadNotes: {
             headers: {
+                "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                 [name: string]: unknown;
             };
             content: {
@@ -2379,6 +3295,10 @@ export interface components {
         /** @description The team already has a participant with this key. */
         ParticipantKeyTaken: {
             headers: {
+                "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                 [name: string]: unknown;
             };
             content: {
@@ -2396,6 +3316,10 @@ export interface components {
         /** @description The participant with one page of its enrolments. */
         ParticipantDetail: {
             headers: {
+                "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                 [name: string]: unknown;
             };
             content: {
@@ -2442,6 +3366,10 @@ export interface components {
         /** @description The team or the participant is not there — or belongs to a team the credential does not reach, which the caller cannot tell apart. Nothing was done. */
         ParticipantNotFound: {
             headers: {
+                "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                 [name: string]: unknown;
             };
             content: {
@@ -2459,6 +3387,10 @@ export interface components {
         /** @description One page of the participant's enrolments, in enrolment order. */
         EnrolmentList: {
             headers: {
+                "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                 [name: string]: unknown;
             };
             content: {
@@ -2496,6 +3428,10 @@ export interface components {
         /** @description The participant's enrolment in the experiment. */
         Enrolment: {
             headers: {
+                "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                 [name: string]: unknown;
             };
             content: {
@@ -2517,6 +3453,10 @@ export interface components {
         /** @description The team, the participant or the experiment is not there, or the participant is not enrolled in the experiment — or belongs to a team the credential does not reach, which the caller cannot tell apart. Nothing was done. */
         EnrolmentNotFound: {
             headers: {
+                "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                 [name: string]: unknown;
             };
             content: {
@@ -2534,6 +3474,10 @@ export interface components {
         /** @description Accepted and stored. */
         IngestOutcome: {
             headers: {
+                "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                 [name: string]: unknown;
             };
             content: {
@@ -2568,6 +3512,10 @@ export interface components {
         /** @description The request is malformed or invalid — unparsable JSON, a body that breaks its schema (a missing required property, a wrong type, an unknown property), an unknown or invalid query parameter, or an invalid path parameter — and nothing was done. `errors` names each offending field by where it is: `/body/…`, `/query/…`, `/path/…`. */
         BadIngest: {
             headers: {
+                "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                 [name: string]: unknown;
             };
             content: {
@@ -2577,6 +3525,10 @@ export interface components {
         /** @description The team's monthly ingest quota is used up. Nothing of the request was stored. */
         QuotaExceeded: {
             headers: {
+                "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                 [name: string]: unknown;
             };
             content: {
@@ -2594,6 +3546,10 @@ export interface components {
         /** @description The experiment the body names is not running, so it enrols no one. Nothing was stored. */
         ExperimentNotEnrolling: {
             headers: {
+                "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                 [name: string]: unknown;
             };
             content: {
@@ -2611,6 +3567,10 @@ export interface components {
         /** @description Every item's outcome, in the order of the items; those answered 200 are stored durably. */
         IngestBatchOutcome: {
             headers: {
+                "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                 [name: string]: unknown;
             };
             content: {
@@ -2677,6 +3637,10 @@ export interface components {
         /** @description The request is malformed or invalid — unparsable JSON, no items or more than 500, or an item that breaks the schema of a single ingest — and nothing was stored. `errors` names each offending field by where it is, an item's by its index: `/body/items/0/participant`. */
         BadIngestBatch: {
             headers: {
+                "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                 [name: string]: unknown;
             };
             content: {
@@ -2686,6 +3650,10 @@ export interface components {
         /** @description The request body is larger than 1 MiB. */
         BatchTooLarge: {
             headers: {
+                "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                 [name: string]: unknown;
             };
             content: {
@@ -2700,6 +3668,55 @@ export interface components {
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
+        /** @description Every flag and every running experiment of the team, for the participant. */
+        Evaluation: {
+            headers: {
+                "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "data": {
+                 *         "features": {
+                 *           "new_checkout": {
+                 *             "value": "on",
+                 *             "reason": "rule",
+                 *             "rule": 1
+                 *           },
+                 *           "dark_mode": {
+                 *             "value": null,
+                 *             "reason": "disabled",
+                 *             "rule": null
+                 *           }
+                 *         },
+                 *         "experiments": {
+                 *           "checkout_button": "green"
+                 *         }
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    data: components["schemas"]["Evaluation"];
+                };
+            };
+        };
+        /** @description The request is malformed or invalid — unparsable JSON, a body that breaks its schema (no `participant`, an attribute of a wrong type, an unknown property), or an invalid path parameter — and nothing was done. `errors` names each offending field. */
+        BadEvaluate: {
+            headers: {
+                "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
     };
     parameters: {
         /**
@@ -2711,12 +3728,12 @@ export interface components {
          */
         Include: ("events" | "experiments" | "experiments.variants" | "participants" | "features")[];
         /**
-         * @description Items per page, 1–100.
+         * @description Items per page, 1–100, in decimal digits only (a sign, exponent, hex prefix, fraction or space is a 400 naming `per_page`).
          * @example 15
          */
         PerPage: number;
         /**
-         * @description The 1-based page to return. A page past the last is empty.
+         * @description The 1-based page to return, in decimal digits only (a sign, exponent, hex prefix, fraction or space is a 400 naming `page`). A page past the last is empty. A page may reach at most 10 000 items deep: `page × per_page` at most 10 000 (with the default 15 a page, page 666), so that every page costs about the same whatever its number; a deeper page is a 400 naming `page`, and the `links` never lead past the deepest page. Only a team's participants can be that many (a team holds at most 500 events, experiments or flags); past the 10 000th, a participant is read by its key.
          * @example 1
          */
         Page: number;
@@ -2730,6 +3747,11 @@ export interface components {
          * @example 1
          */
         TeamParameter: number;
+        /**
+         * @description The `ETag` of a config the caller holds (or several, comma-separated, or `*`). When one of them is the current config's, the answer is 304 with no body, so polling every few seconds costs a lookup of the team's config version and nothing more.
+         * @example "1.42"
+         */
+        IfNoneMatch: string;
         /**
          * @description Accepted for clients that send `include` on every list and get, but nothing is embedded in this resource: only an empty `include=` is accepted (it means "nothing"); any value is a 400 naming `/query/include`. Related resources are read through their own operations.
          * @example []
@@ -2753,10 +3775,23 @@ export interface components {
          */
         ExperimentParameter: components["schemas"]["Key"];
         /**
+         * @description Which events the results describe (`events`): a comma-separated list of up to 20 event keys, described in the order given (an unknown key is a 404); the experiment's goal event alone when absent. Each event costs one entry per variant: with the 100 variants an experiment may have, 20 events are 2 000 entries, about 1.3 MB.
+         * @example [
+         *       "purchase",
+         *       "add_to_cart"
+         *     ]
+         */
+        ResultsEventsParameter: components["schemas"]["Key"][];
+        /**
          * @description The event whose day-by-day history the results include (`history`); the experiment's goal event when absent. One event at a time keeps the answer's size bounded by days × variants.
          * @example purchase
          */
         HistoryEventParameter: components["schemas"]["Key"];
+        /**
+         * @description How many days the history holds at most (`history.days`), 1–90: the last ones, ending on the last day anything was counted; each still cumulative since the first day (what came before the window is summed into its first day). With the 100 variants an experiment may have, 90 days are 9 000 points, about 1.5 MB.
+         * @example 30
+         */
+        HistoryDaysParameter: number;
         /**
          * @description The variant's key (case-sensitive).
          * @example green
@@ -2819,7 +3854,22 @@ export interface components {
                  * @example {
                  *       "key": "checkout_button",
                  *       "description": "Does a green checkout button sell more?",
-                 *       "event": "purchase"
+                 *       "event": "purchase",
+                 *       "conditions": {
+                 *         "country": {
+                 *           "$in": [
+                 *             "DE",
+                 *             "AT",
+                 *             "CH"
+                 *           ]
+                 *         }
+                 *       },
+                 *       "coverage": 20,
+                 *       "exclusion_group": {
+                 *         "key": "checkout_tests",
+                 *         "start": 0,
+                 *         "end": 50
+                 *       }
                  *     }
                  */
                 "application/json": components["schemas"]["ExperimentCreate"];
@@ -2827,7 +3877,22 @@ export interface components {
                  * @example {
                  *       "key": "checkout_button",
                  *       "description": "Does a green checkout button sell more?",
-                 *       "event": "purchase"
+                 *       "event": "purchase",
+                 *       "conditions": {
+                 *         "country": {
+                 *           "$in": [
+                 *             "DE",
+                 *             "AT",
+                 *             "CH"
+                 *           ]
+                 *         }
+                 *       },
+                 *       "coverage": 20,
+                 *       "exclusion_group": {
+                 *         "key": "checkout_tests",
+                 *         "start": 0,
+                 *         "end": 50
+                 *       }
                  *     }
                  */
                 "application/vnd.api+json": components["schemas"]["ExperimentCreate"];
@@ -2838,13 +3903,15 @@ export interface components {
             content: {
                 /**
                  * @example {
-                 *       "description": "Green versus blue checkout button"
+                 *       "description": "Green versus blue checkout button",
+                 *       "coverage": 50
                  *     }
                  */
                 "application/json": components["schemas"]["ExperimentUpdate"];
                 /**
                  * @example {
-                 *       "description": "Green versus blue checkout button"
+                 *       "description": "Green versus blue checkout button",
+                 *       "coverage": 50
                  *     }
                  */
                 "application/vnd.api+json": components["schemas"]["ExperimentUpdate"];
@@ -2972,7 +4039,8 @@ export interface components {
                 /**
                  * @example {
                  *       "participant": "user-42",
-                 *       "event": "purchase"
+                 *       "event": "revenue",
+                 *       "value": 19.99
                  *     }
                  */
                 "application/json": components["schemas"]["IngestRequest"];
@@ -3026,28 +4094,63 @@ export interface components {
                 "application/vnd.api+json": components["schemas"]["IngestBatchRequest"];
             };
         };
+        /** @description The participant to evaluate, and whether to enrol it. */
+        EvaluatePayload: {
+            content: {
+                /**
+                 * @example {
+                 *       "participant": "user-42",
+                 *       "attributes": {
+                 *         "country": "DE"
+                 *       },
+                 *       "enrol": false
+                 *     }
+                 */
+                "application/json": components["schemas"]["EvaluateRequest"];
+                /**
+                 * @example {
+                 *       "participant": "user-42",
+                 *       "attributes": {
+                 *         "country": "DE"
+                 *       },
+                 *       "enrol": false
+                 *     }
+                 */
+                "application/vnd.api+json": components["schemas"]["EvaluateRequest"];
+            };
+        };
     };
     headers: {
+        /**
+         * @description Requests the credential (or, without one, the client address) may make per window. With `RateLimit-Remaining` and `RateLimit-Reset`, on every answer whose request the rate limit counted: all of them unless the operator turned rate limiting off (`RATE_LIMIT_ENABLED=false`), but not a 503 from a process that is shutting down.
+         * @example 60000
+         */
+        RateLimitLimit: number;
+        /**
+         * @description Requests left in the current window (see `RateLimit-Limit` for when it is sent).
+         * @example 59999
+         */
+        RateLimitRemaining: number;
+        /**
+         * @description Seconds until the current window ends and the budget is full again (see `RateLimit-Limit` for when it is sent).
+         * @example 42
+         */
+        RateLimitReset: number;
+        /**
+         * @description CORS: every origin may call the API from a browser (`*`), on every answer. Credentials are bearer tokens in `Authorization`, never cookies, so a page can act only with a credential it was given. `Access-Control-Expose-Headers` beside it lets the page read `Retry-After` and the `RateLimit-*` headers.
+         * @example *
+         */
+        "Access-Control-Allow-Origin": "*";
         /**
          * @description Seconds to wait before trying again.
          * @example 30
          */
         RetryAfter: number;
         /**
-         * @description Requests the credential (or, without one, the client address) may make per window.
-         * @example 60000
+         * @description The version of the team's config this answer is, as a strong entity tag (`"<team>.<config version>"`): it changes with every change to what the config holds (experiments, their variants, conditions, coverage and groups, goal events, flags) and with nothing else. Send it back as `If-None-Match` to be answered 304 while it holds.
+         * @example "1.42"
          */
-        RateLimitLimit: number;
-        /**
-         * @description Requests left in the current window.
-         * @example 59999
-         */
-        RateLimitRemaining: number;
-        /**
-         * @description Seconds until the current window ends and the budget is full again.
-         * @example 42
-         */
-        RateLimitReset: number;
+        ETag: string;
     };
     pathItems: never;
 }
@@ -3119,12 +4222,12 @@ export interface operations {
                  */
                 include?: components["parameters"]["Include"];
                 /**
-                 * @description Items per page, 1–100.
+                 * @description Items per page, 1–100, in decimal digits only (a sign, exponent, hex prefix, fraction or space is a 400 naming `per_page`).
                  * @example 15
                  */
                 per_page?: components["parameters"]["PerPage"];
                 /**
-                 * @description The 1-based page to return. A page past the last is empty.
+                 * @description The 1-based page to return, in decimal digits only (a sign, exponent, hex prefix, fraction or space is a 400 naming `page`). A page past the last is empty. A page may reach at most 10 000 items deep: `page × per_page` at most 10 000 (with the default 15 a page, page 666), so that every page costs about the same whatever its number; a deeper page is a 400 naming `page`, and the `links` never lead past the deepest page. Only a team's participants can be that many (a team holds at most 500 events, experiments or flags); past the 10 000th, a participant is read by its key.
                  * @example 1
                  */
                 page?: components["parameters"]["Page"];
@@ -3186,7 +4289,13 @@ export interface operations {
     config_get: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description The `ETag` of a config the caller holds (or several, comma-separated, or `*`). When one of them is the current config's, the answer is 304 with no body, so polling every few seconds costs a lookup of the team's config version and nothing more.
+                 * @example "1.42"
+                 */
+                "If-None-Match"?: components["parameters"]["IfNoneMatch"];
+            };
             path: {
                 /**
                  * @description The team's integer id; a non-integer is 400 and an unknown id 404. A team the credential does not reach answers as an unknown one (404) on every operation but the team config, which answers a valid credential of another team 403.
@@ -3199,6 +4308,7 @@ export interface operations {
         requestBody?: never;
         responses: {
             200: components["responses"]["Config"];
+            304: components["responses"]["ConfigNotModified"];
             400: components["responses"]["BadTeam"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["ConfigForbidden"];
@@ -3212,12 +4322,12 @@ export interface operations {
         parameters: {
             query?: {
                 /**
-                 * @description The 1-based page to return. A page past the last is empty.
+                 * @description The 1-based page to return, in decimal digits only (a sign, exponent, hex prefix, fraction or space is a 400 naming `page`). A page past the last is empty. A page may reach at most 10 000 items deep: `page × per_page` at most 10 000 (with the default 15 a page, page 666), so that every page costs about the same whatever its number; a deeper page is a 400 naming `page`, and the `links` never lead past the deepest page. Only a team's participants can be that many (a team holds at most 500 events, experiments or flags); past the 10 000th, a participant is read by its key.
                  * @example 1
                  */
                 page?: components["parameters"]["Page"];
                 /**
-                 * @description Items per page, 1–100.
+                 * @description Items per page, 1–100, in decimal digits only (a sign, exponent, hex prefix, fraction or space is a 400 naming `per_page`).
                  * @example 15
                  */
                 per_page?: components["parameters"]["PerPage"];
@@ -3381,12 +4491,12 @@ export interface operations {
         parameters: {
             query?: {
                 /**
-                 * @description The 1-based page to return. A page past the last is empty.
+                 * @description The 1-based page to return, in decimal digits only (a sign, exponent, hex prefix, fraction or space is a 400 naming `page`). A page past the last is empty. A page may reach at most 10 000 items deep: `page × per_page` at most 10 000 (with the default 15 a page, page 666), so that every page costs about the same whatever its number; a deeper page is a 400 naming `page`, and the `links` never lead past the deepest page. Only a team's participants can be that many (a team holds at most 500 events, experiments or flags); past the 10 000th, a participant is read by its key.
                  * @example 1
                  */
                 page?: components["parameters"]["Page"];
                 /**
-                 * @description Items per page, 1–100.
+                 * @description Items per page, 1–100, in decimal digits only (a sign, exponent, hex prefix, fraction or space is a 400 naming `per_page`).
                  * @example 15
                  */
                 per_page?: components["parameters"]["PerPage"];
@@ -3616,10 +4726,23 @@ export interface operations {
         parameters: {
             query?: {
                 /**
+                 * @description Which events the results describe (`events`): a comma-separated list of up to 20 event keys, described in the order given (an unknown key is a 404); the experiment's goal event alone when absent. Each event costs one entry per variant: with the 100 variants an experiment may have, 20 events are 2 000 entries, about 1.3 MB.
+                 * @example [
+                 *       "purchase",
+                 *       "add_to_cart"
+                 *     ]
+                 */
+                events?: components["parameters"]["ResultsEventsParameter"];
+                /**
                  * @description The event whose day-by-day history the results include (`history`); the experiment's goal event when absent. One event at a time keeps the answer's size bounded by days × variants.
                  * @example purchase
                  */
                 history_event?: components["parameters"]["HistoryEventParameter"];
+                /**
+                 * @description How many days the history holds at most (`history.days`), 1–90: the last ones, ending on the last day anything was counted; each still cumulative since the first day (what came before the window is summed into its first day). With the 100 variants an experiment may have, 90 days are 9 000 points, about 1.5 MB.
+                 * @example 30
+                 */
+                history_days?: components["parameters"]["HistoryDaysParameter"];
             };
             header?: never;
             path: {
@@ -3652,12 +4775,12 @@ export interface operations {
         parameters: {
             query?: {
                 /**
-                 * @description The 1-based page to return. A page past the last is empty.
+                 * @description The 1-based page to return, in decimal digits only (a sign, exponent, hex prefix, fraction or space is a 400 naming `page`). A page past the last is empty. A page may reach at most 10 000 items deep: `page × per_page` at most 10 000 (with the default 15 a page, page 666), so that every page costs about the same whatever its number; a deeper page is a 400 naming `page`, and the `links` never lead past the deepest page. Only a team's participants can be that many (a team holds at most 500 events, experiments or flags); past the 10 000th, a participant is read by its key.
                  * @example 1
                  */
                 page?: components["parameters"]["Page"];
                 /**
-                 * @description Items per page, 1–100.
+                 * @description Items per page, 1–100, in decimal digits only (a sign, exponent, hex prefix, fraction or space is a 400 naming `per_page`).
                  * @example 15
                  */
                 per_page?: components["parameters"]["PerPage"];
@@ -3881,12 +5004,12 @@ export interface operations {
         parameters: {
             query?: {
                 /**
-                 * @description The 1-based page to return. A page past the last is empty.
+                 * @description The 1-based page to return, in decimal digits only (a sign, exponent, hex prefix, fraction or space is a 400 naming `page`). A page past the last is empty. A page may reach at most 10 000 items deep: `page × per_page` at most 10 000 (with the default 15 a page, page 666), so that every page costs about the same whatever its number; a deeper page is a 400 naming `page`, and the `links` never lead past the deepest page. Only a team's participants can be that many (a team holds at most 500 events, experiments or flags); past the 10 000th, a participant is read by its key.
                  * @example 1
                  */
                 page?: components["parameters"]["Page"];
                 /**
-                 * @description Items per page, 1–100.
+                 * @description Items per page, 1–100, in decimal digits only (a sign, exponent, hex prefix, fraction or space is a 400 naming `per_page`).
                  * @example 15
                  */
                 per_page?: components["parameters"]["PerPage"];
@@ -4038,12 +5161,12 @@ export interface operations {
         parameters: {
             query?: {
                 /**
-                 * @description The 1-based page to return. A page past the last is empty.
+                 * @description The 1-based page to return, in decimal digits only (a sign, exponent, hex prefix, fraction or space is a 400 naming `page`). A page past the last is empty. A page may reach at most 10 000 items deep: `page × per_page` at most 10 000 (with the default 15 a page, page 666), so that every page costs about the same whatever its number; a deeper page is a 400 naming `page`, and the `links` never lead past the deepest page. Only a team's participants can be that many (a team holds at most 500 events, experiments or flags); past the 10 000th, a participant is read by its key.
                  * @example 1
                  */
                 page?: components["parameters"]["Page"];
                 /**
-                 * @description Items per page, 1–100.
+                 * @description Items per page, 1–100, in decimal digits only (a sign, exponent, hex prefix, fraction or space is a 400 naming `per_page`).
                  * @example 15
                  */
                 per_page?: components["parameters"]["PerPage"];
@@ -4107,12 +5230,12 @@ export interface operations {
         parameters: {
             query?: {
                 /**
-                 * @description The 1-based page to return. A page past the last is empty.
+                 * @description The 1-based page to return, in decimal digits only (a sign, exponent, hex prefix, fraction or space is a 400 naming `page`). A page past the last is empty. A page may reach at most 10 000 items deep: `page × per_page` at most 10 000 (with the default 15 a page, page 666), so that every page costs about the same whatever its number; a deeper page is a 400 naming `page`, and the `links` never lead past the deepest page. Only a team's participants can be that many (a team holds at most 500 events, experiments or flags); past the 10 000th, a participant is read by its key.
                  * @example 1
                  */
                 page?: components["parameters"]["Page"];
                 /**
-                 * @description Items per page, 1–100.
+                 * @description Items per page, 1–100, in decimal digits only (a sign, exponent, hex prefix, fraction or space is a 400 naming `per_page`).
                  * @example 15
                  */
                 per_page?: components["parameters"]["PerPage"];
@@ -4216,12 +5339,12 @@ export interface operations {
         parameters: {
             query?: {
                 /**
-                 * @description The 1-based page to return. A page past the last is empty.
+                 * @description The 1-based page to return, in decimal digits only (a sign, exponent, hex prefix, fraction or space is a 400 naming `page`). A page past the last is empty. A page may reach at most 10 000 items deep: `page × per_page` at most 10 000 (with the default 15 a page, page 666), so that every page costs about the same whatever its number; a deeper page is a 400 naming `page`, and the `links` never lead past the deepest page. Only a team's participants can be that many (a team holds at most 500 events, experiments or flags); past the 10 000th, a participant is read by its key.
                  * @example 1
                  */
                 page?: components["parameters"]["Page"];
                 /**
-                 * @description Items per page, 1–100.
+                 * @description Items per page, 1–100, in decimal digits only (a sign, exponent, hex prefix, fraction or space is a 400 naming `per_page`).
                  * @example 15
                  */
                 per_page?: components["parameters"]["PerPage"];
@@ -4371,6 +5494,33 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["TeamNotFound"];
             413: components["responses"]["BatchTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    evaluate: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The team's integer id; a non-integer is 400 and an unknown id 404. A team the credential does not reach answers as an unknown one (404) on every operation but the team config, which answers a valid credential of another team 403.
+                 * @example 1
+                 */
+                team: components["parameters"]["TeamParameter"];
+            };
+            cookie?: never;
+        };
+        requestBody: components["requestBodies"]["EvaluatePayload"];
+        responses: {
+            200: components["responses"]["Evaluation"];
+            400: components["responses"]["BadEvaluate"];
+            401: components["responses"]["Unauthorized"];
+            402: components["responses"]["QuotaExceeded"];
+            404: components["responses"]["TeamNotFound"];
+            413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];

@@ -7,6 +7,7 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:f
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
+import { parse } from 'yaml';
 
 type Json = any; // a dereferenced OpenAPI document, walked loosely
 type Finding = { operation: string; message: string };
@@ -16,6 +17,8 @@ interface Fields {
   locations: Set<string>;
   /** path → the values its enums allow (JSON), when a schema there has an enum. */
   enums: Map<string, Set<string>>;
+  /** path → the JSON types its schemas allow, when a schema there states `type`. */
+  types: Map<string, Set<string>>;
 }
 
 const METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'];
@@ -26,7 +29,8 @@ async function bundleDereferenced(cwd: string, output: string): Promise<Json> {
     cwd,
     env: { ...process.env, REDOCLY_TELEMETRY: 'off', REDOCLY_SUPPRESS_UPDATE_NOTICE: 'true' },
   });
-  return JSON.parse(readFileSync(output, 'utf8'));
+  // YAML, not JSON: a recursive schema (a condition holds conditions) is written as an anchor and its aliases.
+  return parse(readFileSync(output, 'utf8'), { maxAliasCount: -1 });
 }
 
 function git(args: string[]): Buffer {
@@ -69,7 +73,7 @@ function operationsOf(doc: Json): Map<string, Json> {
 function collectFields(
   schema: Json,
   at: string,
-  fields: Fields = { properties: new Map(), locations: new Set(), enums: new Map() },
+  fields: Fields = { properties: new Map(), locations: new Set(), enums: new Map(), types: new Map() },
   onPath = new Set<Json>(),
 ): Fields {
   if (!schema || typeof schema !== 'object' || onPath.has(schema)) return fields;
@@ -80,6 +84,11 @@ function collectFields(
     for (const value of schema.enum) allowed.add(JSON.stringify(value));
     fields.enums.set(at, allowed);
   }
+  if (schema.type !== undefined) {
+    const types = fields.types.get(at) ?? new Set<string>();
+    for (const type of [schema.type].flat()) types.add(type === 'integer' ? 'number' : type);
+    fields.types.set(at, types);
+  }
   const child = (name: string) => (at ? `${at}.${name}` : name);
   const required: string[] = Array.isArray(schema.required) ? schema.required : [];
   // A property may be declared in one allOf branch and required in another: required wins.
@@ -89,6 +98,8 @@ function collectFields(
     collectFields(sub, child(name), fields, onPath);
   }
   collectFields(schema.items, `${at}[]`, fields, onPath);
+  // The values of a map (`attributes.*`): each named by `*`.
+  if (typeof schema.additionalProperties === 'object') collectFields(schema.additionalProperties, `${at}.*`, fields, onPath);
   for (const branch of [...(schema.allOf ?? []), ...(schema.oneOf ?? []), ...(schema.anyOf ?? [])]) {
     collectFields(branch, at, fields, onPath);
   }
@@ -160,6 +171,15 @@ function compareParameters(before: Json, after: Json): string[] {
   return messages;
 }
 
+/** `data.attributes.*: may also be array`: types a response field may now have that clients were not told of. */
+function widenedTypes(before: Json, after: Json): string[] {
+  const now = collectFields(after, '').types;
+  return [...collectFields(before, '').types].flatMap(([path, types]) => {
+    const added = [...(now.get(path) ?? [])].filter((type) => !types.has(type));
+    return added.length > 0 ? [`${path} may also be ${added.join(', ')}`] : [];
+  });
+}
+
 function compareResponses(before: Json, after: Json): string[] {
   const messages = new Set<string>();
   for (const [status, oldResponse] of Object.entries<Json>(before.responses ?? {})) {
@@ -171,6 +191,9 @@ function compareResponses(before: Json, after: Json): string[] {
     for (const [mediaType, media] of Object.entries<Json>(oldResponse.content ?? {})) {
       for (const path of removedFields(media.schema, newResponse.content?.[mediaType]?.schema)) {
         messages.add(`response ${status} field ${path} removed`);
+      }
+      for (const widened of widenedTypes(media.schema, newResponse.content?.[mediaType]?.schema)) {
+        messages.add(`response ${status} field ${widened}`);
       }
     }
   }
@@ -252,8 +275,8 @@ async function main(ref: string | undefined): Promise<number> {
   try {
     extractContractAt(ref, join(scratch, 'old'));
     const [before, after] = await Promise.all([
-      bundleDereferenced(join(scratch, 'old'), join(scratch, 'old.json')),
-      bundleDereferenced(process.cwd(), join(scratch, 'new.json')),
+      bundleDereferenced(join(scratch, 'old'), join(scratch, 'old.yaml')),
+      bundleDereferenced(process.cwd(), join(scratch, 'new.yaml')),
     ]);
     const changelogNow = existsSync('CHANGELOG.md') ? readFileSync('CHANGELOG.md', 'utf8') : '';
     return report(ref, breakingChanges(before, after), declaringEntries(changelogAt(ref), changelogNow), listedRemovals(before, after));

@@ -1,12 +1,14 @@
 // Code samples for every operation of the bundled document (`x-codeSamples`, which the docs
 // render beside each operation): curl, and TypeScript with the consumer package. They are made
 // from the operation itself — its path, the examples of its path parameters and of its body, and
-// the credential it takes — so they are never written by hand and never go stale.
+// the credential it takes — so they are never written by hand and never go stale. What differs
+// from reader to reader comes from the environment, as the quickstart sets it: the server's
+// address (BASE_URL), the team (TEAM) and the credential (TOKEN or INGEST_KEY).
 
 type Node = { [key: string]: any };
 
-/** Where `npm start` serves the API, as the README's quickstart has it. */
-export const SAMPLE_BASE_URL = 'http://127.0.0.1:3000';
+/** The environment variables a sample reads, named in the description's Clients section. */
+export const SAMPLE_ENVIRONMENT = { baseUrl: 'BASE_URL', team: 'TEAM' } as const;
 const METHODS = ['get', 'put', 'post', 'delete', 'patch'];
 
 function deref(document: Node, node: Node): Node {
@@ -39,9 +41,10 @@ function requestOf(document: Node, template: string, method: string, operation: 
 
 const shellQuote = (text: string) => `'${text.replace(/'/g, `'\\''`)}'`;
 
+/** The path with its examples, the team as the shell variable: safe in double quotes (encodeURIComponent leaves no `$`, `` ` `` or `"`). */
 function curl(request: Request): string {
-  const url = SAMPLE_BASE_URL + request.template.replace(/\{(\w+)\}/g, (_, name: string) => encodeURIComponent(String(request.path[name])));
-  const lines = [`curl -X ${request.method} ${shellQuote(url)}`];
+  const path = request.template.replace(/\{(\w+)\}/g, (_, name: string) => (name === 'team' ? `$${SAMPLE_ENVIRONMENT.team}` : encodeURIComponent(String(request.path[name]))));
+  const lines = [`curl -X ${request.method} "$${SAMPLE_ENVIRONMENT.baseUrl}${path}"`];
   if (request.credential) lines.push(`-H "Authorization: Bearer $${request.credential}"`);
   if (request.body !== undefined) lines.push(`-H 'Content-Type: application/json'`, `-d ${shellQuote(JSON.stringify(request.body))}`);
   return lines.join(' \\\n  ');
@@ -60,14 +63,17 @@ function literal(value: unknown, indent: string): string {
 
 function typescript(request: Request): string {
   const init: string[] = [];
-  if (Object.keys(request.path).length > 0) init.push(`  params: { path: ${literal(request.path, '  ').replace(/\n\s*/g, ' ').replace(/, }/, ' }')} },`);
+  if (Object.keys(request.path).length > 0) {
+    const path = Object.entries(request.path).map(([name, example]) => `${name}: ${name === 'team' ? `Number(process.env.${SAMPLE_ENVIRONMENT.team})` : literal(example, '')}`);
+    init.push(`  params: { path: { ${path.join(', ')} } },`);
+  }
   if (request.body !== undefined) init.push(`  body: ${literal(request.body, '  ')},`);
   const credential = request.credential ? `, process.env.${request.credential}` : '';
   const call = init.length > 0 ? `api.${request.method}('${request.template}', {\n${init.join('\n')}\n})` : `api.${request.method}('${request.template}')`;
   return [
     "import { createApiClient } from 'experimentation-api';",
     '',
-    `const api = createApiClient('${SAMPLE_BASE_URL}'${credential});`,
+    `const api = createApiClient(process.env.${SAMPLE_ENVIRONMENT.baseUrl}!${credential});`,
     `const { data, error } = await ${call};`,
     'if (error) throw new Error(`${error.status} ${error.detail}`);',
     'console.log(data.data);',

@@ -1,30 +1,83 @@
 // Renders the API docs (dist/docs/index.html, served at /docs) from the bundled contract, with
 // the changelog as their last section, in one self-contained page that loads nothing from
-// elsewhere: Redoc's sidebar footer would fetch its logo from cdn.redoc.ly, which the page's
-// Content-Security-Policy blocks (a broken image); it gets a logo inlined as a data: URL instead.
-// The docs test fails on any broken image and any console error.
+// elsewhere, and the changelog on its own as HTML (dist/docs/changelog.html, served at /changelog).
+// What the page gets after Redoc renders it, each checked by the docs test in Chromium:
+// - its sidebar logo inlined as a data: URL: Redoc's footer would fetch it from cdn.redoc.ly,
+//   which the page's Content-Security-Policy blocks (a broken image);
+// - its menu links written as the in-page links (`#/…`) Redoc's script makes of them: Redoc
+//   prerenders them as paths (`/section/…`), which hydration keeps, so a link opened in a new tab
+//   asked the server for /section/… (a 404);
+// - a title small enough to break between words, not inside one ("Experimentati / on").
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
+import MarkdownIt from 'markdown-it';
 
 const root = resolve(import.meta.dirname, '..');
 const outDir = join(root, 'dist', 'docs');
 const documentPath = join(outDir, 'openapi.json');
 const pagePath = join(outDir, 'index.html');
+const changelogPath = join(outDir, 'changelog.html');
+const changelog = readFileSync(join(root, 'CHANGELOG.md'), 'utf8');
 
-/** The changelog's entries, one heading level down, under a `## Changelog` of the description. */
-function changelogSection(): string {
-  const changelog = readFileSync(join(root, 'CHANGELOG.md'), 'utf8').replace(/^# Changelog\n/, '');
-  return `## Changelog\n\n${changelog.replace(/^(#+) /gm, '#$1 ').trim()}\n`;
+/**
+ * The changelog as the last entry of the sidebar, after the operations: a tag that holds only its
+ * description (Redoc's `x-traitTag`). Its entries' headings are HTML, not Markdown, so they do not
+ * each become a sidebar entry; a blank line after each lets the Markdown under it be read as such.
+ */
+function changelogTag() {
+  const body = changelog
+    .replace(/^# Changelog\n/, '')
+    .replace(/^(#{2,4}) (.*)$/gm, (_, hashes: string, text: string) => `<h${hashes.length + 1}>${escapeHtml(text)}</h${hashes.length + 1}>\n`)
+    .trim();
+  return { name: 'Changelog', description: `${body}\n\nOn a page of its own: [/changelog](/changelog); as Markdown: [/changelog.md](/changelog.md).`, 'x-traitTag': true };
+}
+
+const escapeHtml = (text: string) => text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
+
+/** The changelog on a page of its own: what a browser gets at /changelog. */
+function changelogPage(title: string): string {
+  const body = new MarkdownIt({ html: false, linkify: false }).render(changelog);
+  return `<!doctype html>
+<html lang="en">
+  <head>
+    <meta charset="utf-8" />
+    <meta name="viewport" content="width=device-width, initial-scale=1" />
+    <title>Changelog · ${escapeHtml(title)}</title>
+    <link rel="icon" href="data:," />
+    <style>
+      :root { font-family: system-ui, sans-serif; color: #1b1f24; line-height: 1.5; }
+      body { margin: 0 auto; max-width: 46rem; padding: 1rem 1.25rem 3rem; }
+      nav { font-size: 0.9rem; }
+      code { font-size: 0.9em; background: #f3f4f6; padding: 0 0.2em; border-radius: 3px; overflow-wrap: anywhere; }
+      h2 { margin-top: 2.5rem; border-bottom: 1px solid #d0d7de; }
+      li { margin: 0.35rem 0; }
+    </style>
+  </head>
+  <body>
+    <nav><a href="/docs">API docs</a> · <a href="/openapi.json">openapi.json</a> · <a href="/changelog.md">as Markdown</a></nav>
+    <main>
+${body}    </main>
+  </body>
+</html>
+`;
 }
 
 const REDOC_LOGO = /https:\/\/cdn\.redoc\.ly\/redoc\/logo-mini(-full)?\.svg/g;
 const INLINE_LOGO =
   'data:image/svg+xml,' +
   encodeURIComponent('<svg xmlns="http://www.w3.org/2000/svg" width="64" height="16" viewBox="0 0 64 16"><text x="0" y="12" font-family="sans-serif" font-size="12" fill="#888">Redocly</text></svg>');
+/** A prerendered link to a route of the page (`/`, `/section/quickstart`, `/experiments`): Redoc routes in the hash. */
+const PRERENDERED_ROUTE = /(<a\b[^>]*?\shref=")\/(?=[a-z0-9"])/g;
+/**
+ * The theme sets the title at 36 px, where "Experimentation" is wider than the room beside the
+ * Copy button in the middle column, so its `overflow-wrap: anywhere` cut the word in two. Smaller,
+ * it fits, down to a 390 px phone. (Important: the theme's own rules come later in the page.)
+ */
+const TITLE_STYLE = '<style>[data-component-name="Typography/H1"] { font-size: clamp(1.4rem, 6vw, 1.75rem) !important; line-height: 1.25 !important; }</style>';
 
 const document = JSON.parse(readFileSync(join(root, 'generated', 'openapi.json'), 'utf8'));
-document.info.description = `${document.info.description}\n\n${changelogSection()}`;
+document.tags = [...(document.tags ?? []), changelogTag()];
 mkdirSync(outDir, { recursive: true });
 writeFileSync(documentPath, JSON.stringify(document));
 execFileSync(join(root, 'node_modules/.bin/redocly'), ['build-docs', documentPath, '--inlineBundle', '--title', document.info.title, '-o', pagePath], {
@@ -34,6 +87,12 @@ execFileSync(join(root, 'node_modules/.bin/redocly'), ['build-docs', documentPat
 });
 const page = readFileSync(pagePath, 'utf8');
 if (!REDOC_LOGO.test(page)) throw new Error('Redoc no longer loads its logo from cdn.redoc.ly: check scripts/docs.ts');
+if (page.search(PRERENDERED_ROUTE) < 0) throw new Error('Redoc no longer prerenders its menu links as paths: check scripts/docs.ts');
 // No icon of its own: without one, the browser asks the server for /favicon.ico (a 404).
-writeFileSync(pagePath, page.replace(REDOC_LOGO, INLINE_LOGO).replace('<head>', '<head>\n    <link rel="icon" href="data:,">'));
-console.log(`docs: ${pagePath}`);
+const fixed = page
+  .replace(REDOC_LOGO, INLINE_LOGO)
+  .replace(PRERENDERED_ROUTE, '$1#/')
+  .replace('<head>', `<head>\n    <link rel="icon" href="data:,">\n    ${TITLE_STYLE}`);
+writeFileSync(pagePath, fixed);
+writeFileSync(changelogPath, changelogPage(document.info.title));
+console.log(`docs: ${pagePath}, ${changelogPath}`);

@@ -1,11 +1,12 @@
 // Regenerates generated/ — the consumer package — from openapi/: the bundled document (JSON and
 // YAML), its TypeScript types, the typed client compiled to ESM with declarations, the package's
-// package.json and README. With --check, compares instead of writing and fails when generated/
+// package.json, README and LICENSE. With --check, compares instead of writing and fails when generated/
 // is stale.
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { build } from 'esbuild';
 import openapiTS, { astToString } from 'openapi-typescript';
 import ts from 'typescript';
 import YAML from 'yaml';
@@ -40,12 +41,13 @@ function bundle(): Document {
  * resolution — what a consumer's `moduleResolution: NodeNext` needs — into client.js and
  * client.d.ts. The scratch folder sits in dist/ so that `openapi-fetch` resolves from ours.
  */
-function compileClient(types: string): Record<string, string> {
+function compileClient(types: string, evaluator: Record<string, string>): Record<string, string> {
   const scratch = join(root, 'dist', 'package-build');
   rmSync(scratch, { recursive: true, force: true });
   mkdirSync(scratch, { recursive: true });
   writeFileSync(join(scratch, 'package.json'), '{ "type": "module" }\n');
   writeFileSync(join(scratch, 'api.d.ts'), types);
+  writeFileSync(join(scratch, 'evaluate.d.ts'), evaluator['evaluate.d.ts']!);
   writeFileSync(join(scratch, 'client.ts'), readFileSync(join(packageSources, 'client.ts'), 'utf8'));
   const program = ts.createProgram([join(scratch, 'client.ts')], {
     module: ts.ModuleKind.NodeNext,
@@ -69,12 +71,61 @@ function compileClient(types: string): Record<string, string> {
   return { 'client.js': emitted['client.js']!, 'client.d.ts': `// ${HEADER}\n${emitted['client.d.ts']!}` };
 }
 
+/**
+ * The evaluator (scripts/package/evaluate.ts): the server's server/domain/ code and the SHA-256
+ * it hashes with (`#sha256` without the `node` condition: @noble/hashes), bundled by esbuild into
+ * one ESM file that runs in Node and in browsers, so the package keeps a single runtime dependency; its declarations are those of evaluate.ts, whose
+ * signatures name only the contract's types.
+ */
+async function compileEvaluator(types: string): Promise<Record<string, string>> {
+  const entry = join(packageSources, 'evaluate.ts');
+  const { outputFiles } = await build({
+    entryPoints: [entry],
+    bundle: true,
+    write: false,
+    format: 'esm',
+    platform: 'neutral',
+    mainFields: ['module', 'main'],
+    target: 'es2022',
+    banner: { js: `// ${HEADER}` },
+  });
+  const options: ts.CompilerOptions = {
+    module: ts.ModuleKind.ESNext,
+    moduleResolution: ts.ModuleResolutionKind.Bundler,
+    target: ts.ScriptTarget.ES2022,
+    lib: ['lib.es2022.d.ts', 'lib.dom.d.ts'],
+    types: ['node'],
+    declaration: true,
+    emitDeclarationOnly: true,
+    strict: true,
+    skipLibCheck: true,
+    newLine: ts.NewLineKind.LineFeed,
+  };
+  // The types being generated, not the ones on disk (stale until this run writes them).
+  const host = ts.createCompilerHost(options);
+  const apiTypes = join(outDir, 'api.d.ts');
+  const readFile = host.readFile.bind(host);
+  host.readFile = (fileName) => (resolve(fileName) === apiTypes ? types : readFile(fileName));
+  const program = ts.createProgram([entry], options, host);
+  const diagnostics = ts.getPreEmitDiagnostics(program);
+  if (diagnostics.length > 0) {
+    throw new Error(ts.formatDiagnostics(diagnostics, { getCanonicalFileName: (f) => f, getCurrentDirectory: () => root, getNewLine: () => '\n' }));
+  }
+  let declarations = '';
+  program.emit(program.getSourceFile(entry), (fileName, text) => {
+    if (fileName.endsWith('/evaluate.d.ts')) declarations = text;
+  });
+  declarations = declarations.replace("from '../../generated/api'", "from './api.js'");
+  if (!declarations.includes("from './api.js'") || /from '\.\.\//.test(declarations)) throw new Error(`evaluate.d.ts must name only the contract's types:\n${declarations}`);
+  return { 'evaluate.js': outputFiles[0]!.text, 'evaluate.d.ts': `// ${HEADER}\n${declarations}` };
+}
+
 function packageJson(version: string): string {
   const ours = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8'));
   const manifest = {
     name: 'experimentation-api',
     version,
-    description: 'The Experimentation Service API contract (OpenAPI 3.1, JSON and YAML), its TypeScript types and a typed fetch client.',
+    description: 'The Experimentation Service API contract (OpenAPI 3.1, JSON and YAML), its TypeScript types, a typed fetch client and the service\'s own evaluator of flags and experiments.',
     license: 'MIT',
     type: 'module',
     exports: {
@@ -87,7 +138,7 @@ function packageJson(version: string): string {
     },
     main: './client.js',
     types: './client.d.ts',
-    files: ['client.js', 'client.d.ts', 'api.d.ts', 'openapi.json', 'openapi.yaml', 'removed-operations.json', 'README.md'],
+    files: ['client.js', 'client.d.ts', 'evaluate.js', 'evaluate.d.ts', 'api.d.ts', 'openapi.json', 'openapi.yaml', 'removed-operations.json', 'README.md', 'LICENSE'],
     sideEffects: false,
     engines: ours.engines,
     dependencies: { 'openapi-fetch': ours.dependencies['openapi-fetch'] },
@@ -101,15 +152,18 @@ async function render(): Promise<Record<string, string>> {
   const json = JSON.stringify(document, null, 2) + '\n';
   const types = `// ${HEADER}\n` + astToString(await openapiTS(JSON.parse(json)));
   const version = document.info.version;
+  const evaluator = await compileEvaluator(types);
   return {
     'openapi.json': json,
     'openapi.yaml': `# ${HEADER}\n` + YAML.stringify(document, { lineWidth: 0 }),
     // The removed operations on their own, for a linter or generator that warns about calls to them.
     'removed-operations.json': JSON.stringify(document['x-removed-operations'] ?? [], null, 2) + '\n',
     'api.d.ts': types,
-    ...compileClient(types),
+    ...evaluator,
+    ...compileClient(types, evaluator),
     'package.json': packageJson(version),
     'README.md': readFileSync(join(packageSources, 'README.md'), 'utf8').replaceAll('{{version}}', version),
+    LICENSE: readFileSync(join(packageSources, 'LICENSE'), 'utf8'),
   };
 }
 

@@ -2,18 +2,19 @@ import express, { type Express } from 'express';
 import type { Logger } from 'pino';
 import { identifyIn } from './auth/authenticate';
 import { configRoutes } from './config/routes';
+import { evaluateRoutes } from './evaluate/routes';
 import { eventRoutes } from './events/routes';
 import { experimentRoutes } from './experiments/routes';
 import { featureRoutes } from './features/routes';
 import { healthRoutes } from './health/routes';
-import { loadContract } from './http/contract';
-import { serveContract } from './http/docs';
-import { corsHandler } from './http/cors';
+import { loadContract } from './contract/document';
+import { serveContract } from './docs/routes';
+import { corsHandler } from './contract/cors';
 import { NotFound } from './http/errors';
 import { problemHandler } from './http/problem';
 import { requestLog } from './http/request-log';
-import { rateLimiter } from './http/rate-limit';
-import { useContractGate } from './http/gate';
+import { rateLimiter } from './rate-limit/rate-limiter';
+import { useContractGate } from './contract/gate';
 import { ingestRoutes } from './ingest/routes';
 import { participantRoutes } from './participants/routes';
 import { serveResultsPage } from './results/page';
@@ -51,7 +52,7 @@ export function createApp({ storage, logger, validateResponses, validateRequests
   app.use(requestLog(logger));
   app.use(corsHandler(contract));
 
-  serveContract(app);
+  serveContract(app, { resultsPage: true });
   serveResultsPage(app);
 
   if (rateLimit.enabled) app.use(rateLimiter(rateLimit));
@@ -70,6 +71,7 @@ export function createApp({ storage, logger, validateResponses, validateRequests
   api.use('/teams/:team/features', featureRoutes(storage));
   api.use('/teams/:team/participants', participantRoutes(storage));
   api.use('/teams/:team/ingest', ingestRoutes(storage));
+  api.use('/teams/:team/evaluate', evaluateRoutes(storage));
   app.use('/api', api);
 
   app.use((req) => {

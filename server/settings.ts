@@ -1,6 +1,6 @@
 import { resolve } from 'node:path';
 
-/** Request budgets (see server/http/rate-limit.ts): per credential, and per client address for calls without a valid one. */
+/** Request budgets (see server/rate-limit/rate-limiter.ts): per credential, and per client address for calls without a valid one. */
 export interface RateLimitSettings {
   enabled: boolean;
   windowSeconds: number;

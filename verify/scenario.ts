@@ -16,6 +16,7 @@ const PARTICIPANT = `${TEAM}/participants/{participant}`;
 export function keysFor(prefix: string) {
   return {
     event: `${prefix}_goal`,
+    valueEvent: `${prefix}_revenue`,
     experiment: `${prefix}_test`,
     feature: `${prefix}_flag`,
     participants: [`${prefix}-1`, `${prefix}-2`],
@@ -56,6 +57,7 @@ async function readTeam(session: Session, path: { team: number }) {
   await session.call({ purpose: 'the team with its events embedded', operation: `GET ${TEAM}`, path, query: 'include=events', expect: 200 });
   await session.call({ purpose: 'a team that does not exist is 404', operation: `GET ${TEAM}`, path: { team: Number.MAX_SAFE_INTEGER }, expect: 404 });
   await session.call({ purpose: 'the config, with the ingest key', operation: `GET ${TEAM}/config`, path, credential: 'ingest-key', expect: 200 });
+  await session.call({ purpose: 'the config again, unchanged: 304 with no body', operation: `GET ${TEAM}/config`, path, credential: 'ingest-key', headers: { 'if-none-match': '*' }, expect: 304 });
   await session.call({ purpose: 'the config of a team that does not exist is 404', operation: `GET ${TEAM}/config`, path: { team: Number.MAX_SAFE_INTEGER }, credential: 'ingest-key', expect: 404 });
   await session.call({ purpose: 'the config without a credential is 401', operation: `GET ${TEAM}/config`, path, credential: 'none', expect: 401 });
 }
@@ -67,6 +69,9 @@ async function events(session: Session, path: { team: number }, event: { team: n
   await session.call({ purpose: 'an ingest key cannot create events', operation: `POST ${TEAM}/events`, path, body: { key: `${event.event}_x` }, credential: 'ingest-key', expect: 403 });
   await session.call({ purpose: 'the first page of events', operation: `GET ${TEAM}/events`, path, query: 'per_page=2', expect: 200 });
   await session.call({ purpose: 'page 0 is 400', operation: `GET ${TEAM}/events`, path, query: 'page=0', expect: 400 });
+  const revenue = `${event.event.slice(0, -'_goal'.length)}_revenue`;
+  await session.call({ purpose: "creates the kit's value event, capped", operation: `POST ${TEAM}/events`, path, body: { key: revenue, type: 'value', cap: 500, description: 'conformance check' }, expect: 200 });
+  await session.call({ purpose: 'a cap with 7 decimals is 400', operation: `PUT ${EVENT}`, path: { ...path, event: revenue }, body: { cap: 1.0000001 }, expect: 400 });
   await session.call({ purpose: "the kit's event", operation: `GET ${EVENT}`, path: event, expect: 200 });
   await session.call({ purpose: 'an event that does not exist is 404', operation: `GET ${EVENT}`, path: { ...event, event: `${event.event}_none` }, expect: 404 });
   await session.call({ purpose: 'changes its description', operation: `PUT ${EVENT}`, path: event, body: { description: 'conformance check, updated' }, expect: 200 });
@@ -88,6 +93,12 @@ async function experimentLifecycle(
   await session.call({ purpose: 'the experiments, with variants', operation: `GET ${TEAM}/experiments`, path, query: 'include=variants&per_page=2', expect: 200 });
   await session.call({ purpose: 'changes its description', operation: `PUT ${EXPERIMENT}`, path: experiment, body: { description: 'conformance check' }, expect: 200 });
   await session.call({ purpose: 'a goal event that does not exist is 404', operation: `PUT ${EXPERIMENT}`, path: experiment, body: { event: `${event.event}_none` }, expect: 404 });
+  const targeted = { conditions: { country: { $in: ['NL', 'DE'] } }, coverage: 12.5, exclusion_group: { key: `${experiment.experiment}_group`, start: 0, end: 50 } };
+  await session.call({ purpose: 'targets it: conditions, coverage and an exclusion group', operation: `PUT ${EXPERIMENT}`, path: experiment, body: targeted, expect: 200 });
+  await session.call({ purpose: 'a malformed condition is 400', operation: `PUT ${EXPERIMENT}`, path: experiment, body: { conditions: { $and: 'NL' } }, expect: 400 });
+  await session.call({ purpose: 'a coverage in thousandths is 400', operation: `PUT ${EXPERIMENT}`, path: experiment, body: { coverage: 12.345 }, expect: 400 });
+  await session.call({ purpose: 'an exclusion range that ends before it starts is 400', operation: `PUT ${EXPERIMENT}`, path: experiment, body: { exclusion_group: { key: 'g', start: 60, end: 40 } }, expect: 400 });
+  await session.call({ purpose: 'targets everyone again, so that its participants of its own enter', operation: `PUT ${EXPERIMENT}`, path: experiment, body: { conditions: {}, coverage: 100, exclusion_group: null }, expect: 200 });
   await session.call({ purpose: 'adds the control', operation: `POST ${EXPERIMENT}/variants`, path: experiment, body: { key: 'control', control: true }, expect: 200 });
   await session.call({ purpose: 'adds the treatment', operation: `POST ${EXPERIMENT}/variants`, path: experiment, body: { key: 'treatment' }, expect: 200 });
   await session.call({ purpose: 'a taken variant key is 409', operation: `POST ${EXPERIMENT}/variants`, path: experiment, body: { key: 'treatment' }, expect: 409 });
@@ -109,6 +120,11 @@ async function experimentLifecycle(
   await ingest({ participant: first, event: event.event }, 200, 'enrols a participant of its own in its experiment only and counts its event');
   await ingest({ participant: first, event: `${event.event}_none` }, 404, 'an event that does not exist is 404, and nothing is stored');
   await ingest({ participant: first, variant: 'none' }, 404, 'a variant that does not exist is 404');
+  const revenue = `${event.event.slice(0, -'_goal'.length)}_revenue`;
+  await ingest({ participant: first, event: revenue, value: 19.99 }, 200, 'counts a value event with its value');
+  await ingest({ participant: first, event: revenue, value: 0.1234567 }, 400, 'a value with 7 decimals is 400');
+  await ingest({ participant: first, event: revenue }, 409, 'a value event without a value is 409');
+  await ingest({ participant: first, event: event.event, value: 1 }, 409, 'a value with a unique event is 409');
   const items = [
     { participant: first, experiment: experiment.experiment, event: event.event },
     { participant: first, experiment: experiment.experiment, event: `${event.event}_none` },
@@ -146,6 +162,16 @@ async function features(session: Session, path: { team: number }, key: string) {
   await session.call({ purpose: 'the flag', operation: `GET ${FEATURE}`, path: feature, expect: 200 });
   await session.call({ purpose: 'changes its value', operation: `PUT ${FEATURE}`, path: feature, body: { enabled: true, value: '#00aa00' }, expect: 200 });
   await session.call({ purpose: 'a value that is not a string is 400', operation: `PUT ${FEATURE}`, path: feature, body: { value: { colour: 'green' } }, expect: 400 });
+  const rules = [
+    { type: 'force', conditions: { country: 'DE' }, value: 'german', starts_at: '2000-01-01T00:00:00.000Z', ends_at: null },
+    { type: 'rollout', percentage: 100, value: 'rolled out' },
+  ];
+  await session.call({ purpose: 'gives it a force rule and a rollout', operation: `PUT ${FEATURE}`, path: feature, body: { rules }, expect: 200 });
+  await session.call({ purpose: 'a percentage with three decimals is 400', operation: `PUT ${FEATURE}`, path: feature, body: { rules: [{ type: 'rollout', percentage: 1.234, value: 'x' }] }, expect: 400 });
+  await session.call({ purpose: 'a rule of an experiment that does not exist is 404', operation: `PUT ${FEATURE}`, path: feature, body: { rules: [{ type: 'experiment', experiment: `${key}_none`, variants: { control: 'x' } }] }, expect: 404 });
+  const evaluated = await session.call({ purpose: 'evaluates the flags for a German participant, without enrolling it', operation: `POST ${TEAM}/evaluate`, path, credential: 'ingest-key', body: { participant: `${key}-visitor`, attributes: { country: 'DE' } }, expect: 200 });
+  session.expectThat(`POST ${TEAM}/evaluate`, 'the force rule serves the German participant', (evaluated as { data?: { features?: Record<string, { value: string }> } })?.data?.features?.[key]?.value === 'german');
+  await session.call({ purpose: 'an evaluation without a participant is 400', operation: `POST ${TEAM}/evaluate`, path, credential: 'ingest-key', body: { enrol: false }, expect: 400 });
   await session.call({ purpose: 'deletes it', operation: `DELETE ${FEATURE}`, path: feature, expect: 200 });
   await session.call({ purpose: 'a flag that does not exist is 404', operation: `GET ${FEATURE}`, path: feature, expect: 404 });
 }
@@ -165,4 +191,5 @@ async function cleanUp(session: Session, path: { team: number }, keys: ReturnTyp
   await session.call({ purpose: 'cleaning up: deletes the flag', operation: `DELETE ${FEATURE}`, path: { ...path, feature: keys.feature }, expect: [200, 404] });
   await session.call({ purpose: 'cleaning up: deletes the event', operation: `DELETE ${EVENT}`, path: { ...path, event: keys.event }, expect: [200, 404] });
   await session.call({ purpose: 'the event is gone: 404', operation: `DELETE ${EVENT}`, path: { ...path, event: keys.event }, expect: 404 });
+  await session.call({ purpose: 'cleaning up: deletes the value event', operation: `DELETE ${EVENT}`, path: { ...path, event: keys.valueEvent }, expect: [200, 404] });
 }

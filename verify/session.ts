@@ -3,10 +3,24 @@
 import { operations, violations, type Operation } from './contract';
 
 export interface Target {
+  /** Where the API is served, without a trailing slash; its path is kept (`http://host/experiments` → `http://host/experiments/api/…`). */
   baseUrl: string;
   token: string;
   ingestKey: string;
 }
+
+/** What bounds a run against a deployment that stalls or floods: a per-call timeout, a deadline for the run, a body size. */
+export interface Limits {
+  /** How long one call may take, answer and body together. */
+  timeoutMs: number;
+  /** When the run must end (a `performance.now()` value): the call in flight is cut off then, and no other starts. */
+  deadline: number;
+  /** Bytes an answer's body may have; reading stops past them. */
+  maxResponseBytes: number;
+}
+
+/** Thrown by a call once the run's deadline has passed: the run stops there. */
+export class DeadlinePassed extends Error {}
 
 export interface Call {
   /** What the call is for: "creates the kit's event", "a taken key is 409". */
@@ -18,6 +32,8 @@ export interface Call {
   body?: unknown;
   /** 'token' (the default), 'ingest-key', 'none', or a credential of its own. */
   credential?: 'token' | 'ingest-key' | 'none' | { bearer: string };
+  /** Request headers of the call's own (`If-None-Match`), beside the credential and content type. */
+  headers?: Record<string, string>;
   /** The status the contract says this call gets (or any of several, where either is right). */
   expect: number | number[];
 }
@@ -32,14 +48,17 @@ export interface Check {
 export class Session {
   readonly checks = new Map<string, Check[]>(operations.map((operation) => [operation.label, []]));
 
-  constructor(private readonly target: Target) {}
+  constructor(
+    private readonly target: Target,
+    private readonly limits: Limits,
+  ) {}
 
   /** Sends the call, checks the answer against the contract and the expected status; answers the parsed body (undefined when it is not JSON). */
   async call(call: Call): Promise<any> {
     const operation = operations.find((candidate) => candidate.label === call.operation);
     if (!operation) throw new Error(`the contract has no operation ${call.operation}`);
     const url = this.urlOf(operation, call);
-    const headers: Record<string, string> = {};
+    const headers: Record<string, string> = { ...call.headers };
     const bearer = this.bearerOf(call.credential ?? 'token');
     if (bearer) headers.authorization = `Bearer ${bearer}`;
     if (call.body !== undefined) headers['content-type'] = 'application/json';
@@ -47,10 +66,14 @@ export class Session {
     const failures: string[] = [];
     let status = 0;
     let parsed: any;
+    const remaining = this.limits.deadline - performance.now();
+    const cutByDeadline = remaining <= this.limits.timeoutMs;
+    const signal = AbortSignal.timeout(Math.max(0, Math.round(Math.min(this.limits.timeoutMs, remaining))));
     try {
-      const response = await fetch(url, { method: operation.method, headers, body: call.body === undefined ? undefined : JSON.stringify(call.body) });
-      const text = await response.text();
+      if (remaining <= 0) throw new DeadlinePassed('the run reached its deadline (--deadline)');
+      const response = await fetch(url, { method: operation.method, headers, body: call.body === undefined ? undefined : JSON.stringify(call.body), signal });
       status = response.status;
+      const text = await readBody(response, this.limits.maxResponseBytes);
       const expected = [call.expect].flat();
       if (!expected.includes(status)) failures.push(`status ${status}, expected ${expected.join(' or ')}`);
       failures.push(...violations(operation, { status, headers: response.headers, text }));
@@ -60,7 +83,15 @@ export class Session {
         parsed = undefined;
       }
     } catch (error) {
-      failures.push(`no answer: ${(error as Error).message}`);
+      const deadlinePassed = error instanceof DeadlinePassed || (signal.aborted && cutByDeadline);
+      // The check reads `→ <status or 'no answer'>: <failure>`.
+      const cut = status ? 'the body did not end' : 'nothing';
+      if (deadlinePassed) failures.push(`${cut} before the run's deadline (--deadline)`);
+      else if (signal.aborted) failures.push(`${cut} within ${this.limits.timeoutMs / 1000} s (--timeout)`);
+      else failures.push((error as Error).message);
+      this.checks.get(operation.label)!.push({ purpose: call.purpose, request, status, failures });
+      if (deadlinePassed) throw new DeadlinePassed('the run reached its deadline (--deadline)');
+      return undefined;
     }
     this.checks.get(operation.label)!.push({ purpose: call.purpose, request, status, failures });
     return parsed;
@@ -79,7 +110,7 @@ export class Session {
       if (value === undefined) throw new Error(`${call.operation}: no value for {${name}}`);
       return encodeURIComponent(String(value));
     });
-    return new URL(`${path}${call.query ? `?${call.query}` : ''}`, this.target.baseUrl);
+    return new URL(`${this.target.baseUrl}${path}${call.query ? `?${call.query}` : ''}`);
   }
 
   private bearerOf(credential: NonNullable<Call['credential']>): string | undefined {
@@ -88,4 +119,28 @@ export class Session {
     if (credential === 'ingest-key') return this.target.ingestKey;
     return credential.bearer;
   }
+}
+
+/** The body as text, read only up to `maxBytes`: an endless or huge body fails the call instead of filling memory. */
+async function readBody(response: Response, maxBytes: number): Promise<string> {
+  const tooLarge = () => new Error(`the body exceeds ${maxBytes} bytes (--max-response-bytes)`);
+  if (Number(response.headers.get('content-length')) > maxBytes) {
+    await response.body?.cancel();
+    throw tooLarge();
+  }
+  if (!response.body) return '';
+  const reader = response.body.getReader();
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    size += value.byteLength;
+    if (size > maxBytes) {
+      await reader.cancel();
+      throw tooLarge();
+    }
+    chunks.push(value);
+  }
+  return new TextDecoder().decode(Buffer.concat(chunks));
 }

@@ -19,6 +19,8 @@ export interface RealServerOptions {
   env?: Record<string, string>;
   nodeArgs?: string[];
   onStdoutLine?: (line: string) => void;
+  /** Another checkout to run the server of (before/after figures); this repository by default. */
+  cwd?: string;
 }
 
 const cleanups = new Set<() => Promise<void>>();
@@ -52,6 +54,7 @@ export async function startRealServer(name: string, scratch: ScratchStorage, opt
   const server = await startServer({
     name,
     entry: 'server/main.ts',
+    cwd: options.cwd,
     env: { ...UNREACHABLE_BUDGETS, ...scratch.env, ...options.env },
     nodeArgs: [...profile, ...(options.nodeArgs ?? [])],
     readyPath: '/api/health',

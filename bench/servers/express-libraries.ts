@@ -6,8 +6,8 @@
 import express from 'express';
 import * as OpenApiValidator from 'express-openapi-validator';
 import { pino } from 'pino';
-import { validatorOptions } from '../../server/http/gate';
-import { rateLimiter } from '../../server/http/rate-limit';
+import { validatorOptions } from '../../server/contract/gate';
+import { rateLimiter } from '../../server/rate-limit/rate-limiter';
 import { requestLog } from '../../server/http/request-log';
 
 const libraries = new Set((process.env.LIBRARIES ?? '').split(',').filter(Boolean));

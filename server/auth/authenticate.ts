@@ -1,6 +1,6 @@
 import type { RequestHandler } from 'express';
 import { Forbidden, Unauthorized } from '../http/errors';
-import { operationOf } from '../http/routing';
+import { operationOf } from '../contract/routing';
 import type { Db } from '../storage/database';
 import { hashCredential, kindOf } from './credentials';
 import type { Principal } from './principal';

@@ -17,6 +17,24 @@ export function kindOf(credential: string): CredentialKind | undefined {
   return undefined;
 }
 
+/** A character of a URL, as itself or percent-encoded (`%5F` for `_`). */
+const urlCharacter = (character: string) => `(?:${character}|%${character.charCodeAt(0).toString(16)})`;
+
+/**
+ * Anything in a URL shaped like a credential: a prefix then at least the 43 base64url characters
+ * of its 256 bits, each character as itself or percent-encoded, wherever it stands — path,
+ * query name or value, after a `;`. Case-insensitive: it would rather hide too much than too little.
+ */
+const CREDENTIAL_IN_URL = new RegExp(
+  `(${[API_TOKEN_PREFIX, INGEST_KEY_PREFIX].map((prefix) => [...prefix].map(urlCharacter).join('')).join('|')})(?:[A-Za-z0-9_-]|%[0-9A-Fa-f]{2}){43,}`,
+  'gi',
+);
+
+/** `url` with every credential-shaped part replaced by its prefix and `[Redacted]`: for logs. */
+export function redactCredentials(url: string): string {
+  return url.replace(CREDENTIAL_IN_URL, (_, prefix: string) => `${decodeURIComponent(prefix)}[Redacted]`);
+}
+
 /**
  * Credentials are stored only as this hash (SHA-256, hex, of the UTF-8 text); a leaked table does
  * not leak credentials. Every /api request computes it twice (rate limiter, authentication): the

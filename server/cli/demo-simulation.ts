@@ -13,6 +13,8 @@ export const DEMO_EXPERIMENT = 'checkout_redesign';
 /** What each simulated visitor does, by variant: the redesign lifts purchases from 10 % to 12 % and leaves add-to-cart alone. */
 const PURCHASE_RATE: Record<string, number> = { control: 0.1, redesign: 0.12 };
 const ADD_TO_CART_RATE = 0.3;
+/** What a purchase brings, in euros: a basket of 20 to 120, the same in both variants (revenue per visitor follows the purchase rate). */
+const BASKET = { least: 20, spread: 100 };
 const BATCH = 500;
 
 export interface Simulation {
@@ -64,6 +66,9 @@ async function setUp(api: Client, team: number): Promise<void> {
   const experiment = { team, experiment: DEMO_EXPERIMENT };
   await must(api.POST('/api/teams/{team}/events', { params: { path }, body: { key: 'purchase', description: 'Completed a purchase.' } }));
   await must(api.POST('/api/teams/{team}/events', { params: { path }, body: { key: 'add_to_cart', type: 'count', description: 'Put an item in the cart.' } }));
+  await must(
+    api.POST('/api/teams/{team}/events', { params: { path }, body: { key: 'revenue', type: 'value', cap: 100, description: 'What a purchase brought, in euros; one basket counts up to 100.' } }),
+  );
   await must(api.POST('/api/teams/{team}/experiments', { params: { path }, body: { key: DEMO_EXPERIMENT, event: 'purchase', description: 'A one-page checkout against the current three-step one.' } }));
   await must(api.POST('/api/teams/{team}/experiments/{experiment}/variants', { params: { path: experiment }, body: { key: 'control', control: true, description: 'The three-step checkout.' } }));
   await must(api.POST('/api/teams/{team}/experiments/{experiment}/variants', { params: { path: experiment }, body: { key: 'redesign', description: 'The one-page checkout.' } }));
@@ -76,7 +81,7 @@ async function enrol(ingest: Client, team: number, keys: string[]): Promise<stri
   return outcomes.map((outcome) => outcome.data!.assignments[0]!.variant);
 }
 
-/** What the visitors then do: some put items in the cart (count event), some buy. */
+/** What the visitors then do: some put items in the cart (count event), some buy (and bring revenue, a value event). */
 function behaviour(keys: string[], variants: string[], random: () => number): IngestRequest[] {
   return keys.flatMap((participant, i) => {
     const events: IngestRequest[] = [];
@@ -84,7 +89,11 @@ function behaviour(keys: string[], variants: string[], random: () => number): In
       const items = 1 + Math.floor(random() * 3);
       for (let n = 0; n < items; n++) events.push({ participant, experiment: DEMO_EXPERIMENT, event: 'add_to_cart' });
     }
-    if (random() < PURCHASE_RATE[variants[i]!]!) events.push({ participant, experiment: DEMO_EXPERIMENT, event: 'purchase' });
+    if (random() < PURCHASE_RATE[variants[i]!]!) {
+      events.push({ participant, experiment: DEMO_EXPERIMENT, event: 'purchase' });
+      const euros = Math.round((BASKET.least + random() * BASKET.spread) * 100) / 100;
+      events.push({ participant, experiment: DEMO_EXPERIMENT, event: 'revenue', value: euros });
+    }
     return events;
   });
 }

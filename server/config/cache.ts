@@ -13,6 +13,11 @@ export class ConfigVersionCache<T> {
     return entry?.version === version ? entry.value : undefined;
   }
 
+  /** The value built under the newest version seen so far, whatever the stored version is now: for estimates only. */
+  latest(teamId: number): T | undefined {
+    return this.#entries.get(teamId)?.value;
+  }
+
   set(teamId: number, version: number, value: T): void {
     const entry = this.#entries.get(teamId);
     // A slower read of an older version must not replace a newer one.

@@ -1,41 +1,92 @@
 /**
- * Always-valid inference on the difference of two conversion rates — pure functions.
+ * Always-valid inference on a difference between two arms — pure functions.
  *
  * The mixture sequential probability ratio test with a normal mixture (Johari, Pekelis & Walsh,
  * "Always Valid Inference: Continuous Monitoring of A/B Tests", Operations Research 70(3), 2022;
  * the confidence sequence is the one of Howard, Ramdas, McAuliffe & Sekhon, "Time-uniform,
  * nonparametric, nonasymptotic confidence sequences", Annals of Statistics 49(2), 2021, eq. (14),
- * with the normal approximation of the difference). With θ̂ = p̂_V − p̂_C, its variance
- * V = p̂_V(1 − p̂_V)/n_V + p̂_C(1 − p̂_C)/n_C and the mixing variance τ², the 1 − α sequence is
+ * with the normal approximation of the difference). With θ̂ the estimated difference, V its
+ * variance and τ² the mixing variance, the 1 − α sequence is
  *
  *   θ̂ ± √( V (V + τ²) / τ² · ( ln((V + τ²) / V) − 2 ln α ) )
  *
  * and it covers the true difference at every sample size at once with probability ≥ 1 − α, so
  * looking at it after every participant and stopping whenever it excludes 0 keeps the error
- * rate at α — which the fixed-horizon interval does not.
+ * rate at α — which the fixed-horizon interval does not. The always-valid p-value is
+ * min(1, 1/Λ(0)) with Λ(0) = √(V/(V + τ²)) · exp(τ² θ̂² / (2V(V + τ²))), the mixture likelihood
+ * ratio at no difference: it is below α exactly when the sequence excludes 0.
  */
 
+import type { MeanArm } from './means';
+import { summarise } from './means';
 import type { ArmCounts, Interval } from './statistics';
 
 type ArmRate = Pick<ArmCounts, 'participants' | 'uniqueConversions'>;
 
 /**
- * τ, the standard deviation of the normal mixture over the true difference (absolute, in
- * conversion rate): the size of effect the sequence is most efficient for. 0.02 — two percentage
- * points — is the scale of the effects the experiments of this service look for.
+ * τ for conversion rates, the standard deviation of the normal mixture over the true difference
+ * (absolute, in conversion rate): the size of effect the sequence is most efficient for. 0.02 —
+ * two percentage points — is the scale of the effects the experiments of this service look for.
  */
 export const MIXING_SD = 0.02;
 
+/**
+ * τ for means, on a standardised scale: τ = MIXING_EFFECT_SIZE · σ̂ with σ̂² = (s_V² + s_C²) / 2,
+ * the arms' average variance — so the rule holds whatever the metric's unit (cents or euros,
+ * one event or a hundred). 0.1 standard deviations is a small effect (Cohen's d = 0.2 is "small").
+ */
+export const MIXING_EFFECT_SIZE = 0.1;
+
+export interface AlwaysValid {
+  difference: number;
+  confidenceSequence: Interval;
+  pValue: number;
+}
+
+function assertParameters(alpha: number, mixingSd: number): void {
+  if (!(alpha > 0 && alpha < 1) || !(mixingSd > 0)) throw new RangeError('alpha must be in (0, 1) and the mixing SD positive');
+}
+
+/** The sequence and p of a difference θ̂ with variance V under mixing SD τ; null when V is 0. */
+export function alwaysValid(difference: number, variance: number, alpha: number, mixingSd: number): AlwaysValid | null {
+  assertParameters(alpha, mixingSd);
+  if (!(variance > 0)) return null;
+  const tau2 = mixingSd * mixingSd;
+  const halfWidth = Math.sqrt(((variance * (variance + tau2)) / tau2) * (Math.log((variance + tau2) / variance) - 2 * Math.log(alpha)));
+  const logRatio = 0.5 * Math.log(variance / (variance + tau2)) + (tau2 * difference * difference) / (2 * variance * (variance + tau2));
+  return {
+    difference,
+    confidenceSequence: { lower: difference - halfWidth, upper: difference + halfWidth },
+    pValue: Math.min(1, Math.exp(-logRatio)),
+  };
+}
+
 /** The 1 − α always-valid interval on p_V − p_C, or null while either arm has no participants or V is 0. */
 export function confidenceSequence(arm: ArmRate, control: ArmRate, alpha = 0.05, mixingSd = MIXING_SD): Interval | null {
-  if (!(alpha > 0 && alpha < 1) || !(mixingSd > 0)) throw new RangeError('alpha must be in (0, 1) and the mixing SD positive');
+  return rateAlwaysValid(arm, control, alpha, mixingSd)?.confidenceSequence ?? null;
+}
+
+/** Always-valid inference on p_V − p_C; null while either arm has no participants or V is 0. */
+export function rateAlwaysValid(arm: ArmRate, control: ArmRate, alpha = 0.05, mixingSd = MIXING_SD): AlwaysValid | null {
+  assertParameters(alpha, mixingSd);
   if (arm.participants === 0 || control.participants === 0) return null;
   const pV = arm.uniqueConversions / arm.participants;
   const pC = control.uniqueConversions / control.participants;
   const variance = (pV * (1 - pV)) / arm.participants + (pC * (1 - pC)) / control.participants;
-  if (variance === 0) return null;
-  const tau2 = mixingSd * mixingSd;
-  const halfWidth = Math.sqrt(((variance * (variance + tau2)) / tau2) * (Math.log((variance + tau2) / variance) - 2 * Math.log(alpha)));
-  const difference = pV - pC;
-  return { lower: difference - halfWidth, upper: difference + halfWidth };
+  return alwaysValid(pV - pC, variance, alpha, mixingSd);
+}
+
+/**
+ * Always-valid inference on m_V − m_C: V = s_V²/n_V + s_C²/n_C and τ = effectSize · σ̂ (see
+ * MIXING_EFFECT_SIZE); null below 2 participants in an arm or when both variances are 0.
+ */
+export function meansAlwaysValid(arm: MeanArm, control: MeanArm, alpha = 0.05, effectSize = MIXING_EFFECT_SIZE): AlwaysValid | null {
+  assertParameters(alpha, effectSize);
+  const v = summarise(arm);
+  const c = summarise(control);
+  if (!v || !c || v.variance === null || c.variance === null) return null;
+  const variance = v.variance / arm.participants + c.variance / control.participants;
+  const sd = Math.sqrt((v.variance + c.variance) / 2);
+  if (!(sd > 0)) return null;
+  return alwaysValid(v.mean - c.mean, variance, alpha, effectSize * sd);
 }

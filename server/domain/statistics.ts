@@ -1,7 +1,12 @@
 /**
  * Per-variant statistics — pure functions, as the contract defines them (EventStatistics).
  *
- * - Uplift, z, p, power and both intervals are on the unique conversion rate p = x / n.
+ * - Uplift, z, p, power and both intervals are on the unique conversion rate p = x / n; z, p,
+ *   power and the difference interval share one unpooled standard error, so p < 0.05 exactly
+ *   when the interval excludes 0.
+ * - Where the normal approximation does not hold (exact.ts: fewer than 5 expected converters or
+ *   non-converters in an arm), p is Fisher's exact test and z, power, the difference interval
+ *   and the minimum detectable effect are null — never a normal figure that contradicts it.
  * - The control arm reports uplift 0, z 0, p 1, confidence 0 and no power, difference interval
  *   or chance to beat control (null); all its comparisons are null when it has no participants.
  * - Chance to beat control is P(θ_V > θ_C) with Beta(1 + x, 1 + n − x) posteriors: Evan Miller's
@@ -10,6 +15,8 @@
 import betaln from '@stdlib/math-base-special-betaln';
 import gammainc from '@stdlib/math-base-special-gammainc';
 import normalCdf from '@stdlib/stats-base-dists-normal-cdf';
+import { fisherExactPValue, needsExactTest } from './exact';
+import { minimumDetectableEffect } from './power';
 
 export interface ArmCounts {
   participants: number;
@@ -33,6 +40,9 @@ export interface EventComparison {
   conversionRateInterval: Interval | null;
   differenceInterval: Interval | null;
   chanceToBeatControl: number | null;
+  /** `normal` (z test) or `exact` (Fisher's); null when there is no test. */
+  test: 'normal' | 'exact' | null;
+  minimumDetectableEffect: number | null;
 }
 
 type PosteriorCounts = Pick<ArmCounts, 'participants' | 'uniqueConversions'>;
@@ -103,6 +113,8 @@ export function compareWithControl(
     conversionRateInterval: nV > 0 ? wilsonInterval(arm.uniqueConversions, nV) : null,
     differenceInterval: null,
     chanceToBeatControl: null,
+    test: null,
+    minimumDetectableEffect: null,
   };
 
   if (isControl) {
@@ -117,22 +129,27 @@ export function compareWithControl(
 
   if (pC > 0) result.uplift = difference / pC;
 
-  const pooled = (arm.uniqueConversions + control.uniqueConversions) / (nV + nC);
-  if (pooled > 0 && pooled < 1) {
-    const z = difference / Math.sqrt(pooled * (1 - pooled) * (1 / nV + 1 / nC));
-    // 2Φ(−|z|) equals 2(1 − Φ(|z|)) without cancellation for large |z|.
-    const p = 2 * Phi(-Math.abs(z));
-    Object.assign(result, { zScore: z, pValue: p, confidence: 1 - p });
+  result.chanceToBeatControl = chanceToBeatControl(arm, control);
+  if (needsExactTest(arm, control)) {
+    const p = fisherExactPValue(arm, control);
+    return Object.assign(result, { pValue: p, confidence: 1 - p, test: 'exact' });
   }
-
   const se = Math.sqrt((pC * (1 - pC)) / nC + (pV * (1 - pV)) / nV);
   if (se > 0) {
-    const standardised = Math.abs(difference) / se;
-    result.power = Phi(standardised - Z95) + Phi(-standardised - Z95);
-    result.differenceInterval = { lower: difference - Z95 * se, upper: difference + Z95 * se };
+    const z = difference / se;
+    // 2Φ(−|z|) equals 2(1 − Φ(|z|)) without cancellation for large |z|.
+    const p = 2 * Phi(-Math.abs(z));
+    const standardised = Math.abs(z);
+    Object.assign(result, {
+      zScore: z,
+      pValue: p,
+      confidence: 1 - p,
+      power: Phi(standardised - Z95) + Phi(-standardised - Z95),
+      differenceInterval: { lower: difference - Z95 * se, upper: difference + Z95 * se },
+      test: 'normal',
+      minimumDetectableEffect: minimumDetectableEffect(se),
+    });
   }
-
-  result.chanceToBeatControl = chanceToBeatControl(arm, control);
   return result;
 }
 

@@ -1,5 +1,8 @@
 import type { components } from '../../generated/api';
+import { sql } from 'kysely';
+import { metricValue, sumChange } from '../domain/metric';
 import type { Db } from '../storage/database';
+import { exact } from '../storage/exact-sums';
 import { prepared, type Bind } from '../storage/prepared';
 import { iso, now, utcDay } from '../storage/values';
 
@@ -102,11 +105,6 @@ async function countParticipants(db: Db, teamId: number, variantIds: number[], c
   await addToDailyParticipants(db, args, variantIds.length);
 }
 
-/** Removes an enrolment and takes its participant and conversions out of the counters. */
-export async function removeEnrolment(db: Db, teamId: number, participantId: number, enrolment: EnrolmentRow): Promise<void> {
-  await removeEnrolments(db, teamId, participantId, [enrolment]);
-}
-
 /**
  * Removes enrolments of one participant and takes them and their conversions out of the
  * counters. The caller holds the team's write lock (PostgreSQL: its advisory lock, taken first
@@ -121,19 +119,26 @@ export async function removeEnrolments(db: Db, teamId: number, participantId: nu
   await countParticipants(db, teamId, removed.map((enrolment) => enrolment.variant_id), -1, today);
   const conversions = await db
     .selectFrom('conversions')
-    .select(['experiment_id', 'event_id', 'count'])
-    .where('team_id', '=', teamId)
-    .where('participant_id', '=', participantId)
-    .where('experiment_id', 'in', experimentIds)
-    .orderBy('experiment_id')
-    .orderBy('event_id')
+    .innerJoin('events', 'events.id', 'conversions.event_id')
+    .select(['conversions.experiment_id', 'conversions.event_id', 'conversions.count', 'conversions.value', 'events.type', 'events.cap'])
+    .where('conversions.team_id', '=', teamId)
+    .where('conversions.participant_id', '=', participantId)
+    .where('conversions.experiment_id', 'in', experimentIds)
+    .orderBy('conversions.experiment_id')
+    .orderBy('conversions.event_id')
     .execute();
   for (const conversion of conversions) {
+    // The participant's y leaves Σy and Σy² (y → 0).
+    const change = sumChange(metricValue(conversion, { count: Number(conversion.count), value: exact(conversion.value) }), 0n);
+    const sumY = sql<string>`exact_add(sum_y, ${change.y.toString()})`;
+    const sumY2 = sql<string>`exact_add(sum_y2, ${change.y2.toString()})`;
     await db
       .updateTable('variant_event_counts')
       .set((eb) => ({
         conversions: eb('conversions', '-', conversion.count),
         unique_conversions: eb('unique_conversions', '-', 1),
+        sum_y: sumY,
+        sum_y2: sumY2,
       }))
       .where('team_id', '=', teamId)
       .where('variant_id', '=', variantOf.get(conversion.experiment_id)!)
@@ -141,11 +146,22 @@ export async function removeEnrolments(db: Db, teamId: number, participantId: nu
       .execute();
     await db
       .insertInto('daily_variant_event_counts')
-      .values({ team_id: teamId, variant_id: variantOf.get(conversion.experiment_id)!, event_id: conversion.event_id, day: today, conversions: -conversion.count, unique_conversions: -1 })
+      .values({
+        team_id: teamId,
+        variant_id: variantOf.get(conversion.experiment_id)!,
+        event_id: conversion.event_id,
+        day: today,
+        conversions: -conversion.count,
+        unique_conversions: -1,
+        sum_y: change.y.toString(),
+        sum_y2: change.y2.toString(),
+      })
       .onConflict((oc) =>
         oc.columns(['team_id', 'variant_id', 'event_id', 'day']).doUpdateSet((eb) => ({
           conversions: eb('daily_variant_event_counts.conversions', '+', eb.ref('excluded.conversions')),
           unique_conversions: eb('daily_variant_event_counts.unique_conversions', '-', 1),
+          sum_y: sql<string>`exact_add(daily_variant_event_counts.sum_y, excluded.sum_y)`,
+          sum_y2: sql<string>`exact_add(daily_variant_event_counts.sum_y2, excluded.sum_y2)`,
         })),
       )
       .execute();
@@ -161,6 +177,15 @@ export async function removeEnrolments(db: Db, teamId: number, participantId: nu
     .where('team_id', '=', teamId)
     .where('id', 'in', removed.map((enrolment) => enrolment.id))
     .execute();
+}
+
+/**
+ * Withdraws an enrolment by intention to treat: its rows (the enrolment and its conversions) go,
+ * the counters and their roll-up keep what it contributed. The caller holds the team's write lock.
+ */
+export async function withdrawEnrolment(db: Db, teamId: number, participantId: number, enrolment: EnrolmentRow): Promise<void> {
+  await db.deleteFrom('conversions').where('team_id', '=', teamId).where('participant_id', '=', participantId).where('experiment_id', '=', enrolment.experiment_id).execute();
+  await db.deleteFrom('enrolments').where('team_id', '=', teamId).where('id', '=', enrolment.id).execute();
 }
 
 export async function exclude(db: Db, teamId: number, participantId: number, experimentId: number): Promise<void> {

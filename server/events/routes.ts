@@ -1,5 +1,5 @@
 import type { Router } from 'express';
-import { keyedRoutes } from '../http/keyed-routes';
+import { keyedRoutes } from '../routes/keyed-routes';
 import type { Storage } from '../storage/database';
 import * as service from './service';
 

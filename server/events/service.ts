@@ -1,7 +1,8 @@
 import type { components } from '../../generated/api';
 import { changingConfig } from '../config/version';
-import { Conflict, NotFound } from '../http/errors';
-import type { PageRequest } from '../http/pagination';
+import { toMicros } from '../domain/metric';
+import { BadRequest, Conflict, NotFound } from '../http/errors';
+import type { PageRequest } from '../routes/pagination';
 import type { Db } from '../storage/database';
 import { countInTeam } from '../storage/counts';
 import { now, onDuplicate } from '../storage/values';
@@ -39,6 +40,8 @@ export async function createEvent(db: Db, team: TeamRow, input: EventCreate): Pr
         key: input.key,
         description: input.description ?? null,
         type: input.type ?? 'unique',
+        cap: checkedCap(input.cap),
+        direction: input.direction ?? 'increase',
         created_at: at,
         updated_at: at,
       }),
@@ -49,12 +52,24 @@ export async function createEvent(db: Db, team: TeamRow, input: EventCreate): Pr
 }
 
 export async function updateEvent(db: Db, team: TeamRow, key: string, input: EventUpdate): Promise<Event> {
-  const event = await requireEvent(db, team, key);
+  const cap = input.cap === undefined ? undefined : checkedCap(input.cap);
   // An event's key is the goal `event` of the experiments in the team's config.
-  const row = await changingConfig(db, team.id, (trx) =>
-    onDuplicate(store.updateEvent(trx, event.id, team.id, { ...input, updated_at: now() }), () => duplicateKey(team, input.key ?? key)),
-  );
+  const row = await changingConfig(db, team.id, async (trx) => {
+    const event = await requireEvent(trx, team, key);
+    const changesUnit = (input.type !== undefined && (input.type === 'value') !== (event.type === 'value')) || (cap !== undefined && cap !== event.cap);
+    if (changesUnit && (await store.hasConversions(trx, team.id, event.id))) {
+      throw new Conflict(`Event '${key}' has stored conversions, whose sums are kept in its unit and cap: its type can change to or from 'value', and its cap, only before it has any. Create a new event instead.`);
+    }
+    return onDuplicate(store.updateEvent(trx, event.id, team.id, { ...input, cap, updated_at: now() }), () => duplicateKey(team, input.key ?? key));
+  });
   return store.toEvent(row);
+}
+
+/** A cap has at most six decimals, like the values it bounds (the schema checks its range). */
+function checkedCap(cap: number | null | undefined): number | null {
+  if (cap === undefined || cap === null) return null;
+  if (toMicros(cap) === null) throw new BadRequest('cap may have at most 6 decimals.', [{ path: '/body/cap', message: 'must have at most 6 decimals' }]);
+  return cap;
 }
 
 export async function deleteEvent(db: Db, team: TeamRow, key: string): Promise<Event> {

@@ -13,6 +13,8 @@ export function toEvent(row: EventRow): Event {
     key: row.key,
     description: row.description,
     type: row.type,
+    cap: row.cap === null ? null : Number(row.cap),
+    direction: row.direction,
     created_at: iso(row.created_at),
     updated_at: iso(row.updated_at),
   };
@@ -28,14 +30,14 @@ export async function listEvents(db: Db, teamId: number, limit: number, offset: 
 
 
 /** Every event of the team by key, as the statistics and results list them. */
-export async function eventsByKey(db: Db, teamId: number): Promise<Array<Pick<EventRow, 'id' | 'key' | 'type'>>> {
+export async function eventsByKey(db: Db, teamId: number): Promise<Array<Pick<EventRow, 'id' | 'key' | 'type' | 'cap' | 'direction'>>> {
   return teamEventsByKey(db, { teamId });
 }
 
 const teamEventsByKey = prepared((db, arg: Bind<{ teamId: number }>) =>
   db
     .selectFrom('events')
-    .select(['id', 'key', 'type'])
+    .select(['id', 'key', 'type', 'cap', 'direction'])
     .where('team_id', '=', arg((a) => a.teamId))
     .orderBy('key'),
 );
@@ -46,6 +48,12 @@ export async function insertEvent(db: Db, row: Insertable<Database['events']>): 
 
 export async function updateEvent(db: Db, id: number, teamId: number, changes: Updateable<Database['events']>): Promise<EventRow> {
   return db.updateTable('events').set(changes).where('id', '=', id).where('team_id', '=', teamId).returningAll().executeTakeFirstOrThrow();
+}
+
+/** Whether any conversion of the event is stored (its sums are kept in its unit and cap). */
+export async function hasConversions(db: Db, teamId: number, eventId: number): Promise<boolean> {
+  const row = await db.selectFrom('conversions').select('event_id').where('team_id', '=', teamId).where('event_id', '=', eventId).limit(1).executeTakeFirst();
+  return row !== undefined;
 }
 
 export async function deleteEvent(db: Db, id: number, teamId: number): Promise<void> {

@@ -1,5 +1,5 @@
 import type { Router } from 'express';
-import { keyedRoutes } from '../http/keyed-routes';
+import { keyedRoutes } from '../routes/keyed-routes';
 import type { Storage } from '../storage/database';
 import { teamOf } from '../teams/middleware';
 import * as service from './service';

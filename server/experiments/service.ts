@@ -1,9 +1,12 @@
 import { randomBytes } from 'node:crypto';
 import type { components } from '../../generated/api';
 import { changingConfig } from '../config/version';
+import { CURRENT_HASH_VERSION } from '../domain/assignment';
+import { rangesOverlap } from '../domain/exclusion-groups';
 import { requireEvent } from '../events/service';
-import { Conflict, NotFound } from '../http/errors';
-import type { PageRequest } from '../http/pagination';
+import { findEvent as findEventOf } from '../events/store';
+import { BadRequest, Conflict, NotFound } from '../http/errors';
+import type { PageRequest } from '../routes/pagination';
 import type { Db } from '../storage/database';
 import { countInTeam } from '../storage/counts';
 import { now, onDuplicate } from '../storage/values';
@@ -11,6 +14,7 @@ import { requireRoomFor, requireRoomToRun } from '../teams/limits';
 import type { TeamRow } from '../teams/store';
 import { toVariant, variantsOf, variantsOfMany } from '../variants/store';
 import * as store from './store';
+import { groupRangeOf, targetingColumns } from './targeting';
 
 type Experiment = components['schemas']['Experiment'];
 type ExperimentCreate = components['schemas']['ExperimentCreate'];
@@ -54,11 +58,13 @@ export async function describeExperiments(db: Db, team: TeamRow, rows: store.Exp
 }
 
 export async function createExperiment(db: Db, team: TeamRow, input: ExperimentCreate): Promise<Experiment> {
+  const targeting = targetingColumns(input);
   const goal = await requireEvent(db, team, input.event);
+  const guardrails = await guardrailIds(db, team, input.guardrails ?? [], goal.id);
   const at = now();
   const id = await changingConfig(db, team.id, async (trx) => {
     await requireRoomFor(trx, team, 'experiments');
-    return onDuplicate(
+    const inserted = await onDuplicate(
       store.insertExperiment(trx, {
         team_id: team.id,
         key: input.key,
@@ -66,6 +72,8 @@ export async function createExperiment(db: Db, team: TeamRow, input: ExperimentC
         status: 'draft',
         event_id: goal.id,
         seed: randomBytes(16).toString('hex'),
+        hash_version: CURRENT_HASH_VERSION,
+        ...targeting,
         created_at: at,
         updated_at: at,
         started_at: null,
@@ -73,25 +81,54 @@ export async function createExperiment(db: Db, team: TeamRow, input: ExperimentC
       }),
       () => duplicateKey(team, input.key),
     );
+    await store.replaceGuardrails(trx, team.id, inserted, guardrails);
+    return inserted;
   });
   return store.toExperiment(await store.findExperimentById(db, team.id, id));
 }
 
 export async function updateExperiment(db: Db, team: TeamRow, key: string, input: ExperimentUpdate): Promise<Experiment> {
+  const targeting = targetingColumns(input);
   const experiment = await requireExperiment(db, team, key);
   const goal = input.event === undefined ? undefined : await requireEvent(db, team, input.event);
-  await changingConfig(db, team.id, (trx) =>
-    onDuplicate(
+  const guardrails = input.guardrails === undefined ? undefined : await guardrailIds(db, team, input.guardrails, goal?.id ?? experiment.event_id);
+  if (goal && guardrails === undefined && store.guardrailsOf(experiment).some((event) => event.id === goal.id)) {
+    throw new BadRequest(`Event '${input.event}' is a guardrail of experiment '${key}'; it cannot be its goal too.`, [
+      { path: '/body/event', message: 'must not be one of the guardrails' },
+    ]);
+  }
+  await changingConfig(db, team.id, async (trx) => {
+    const at = now();
+    // Read again under the team's lock: starts and other moves of the group wait for this change.
+    const current = await store.findExperimentById(trx, team.id, experiment.id);
+    if (current.status === 'running' && targeting.group_key !== undefined) await requireFreeRange(trx, team, { ...current, ...targeting });
+    if (targeting.coverage !== undefined && targeting.coverage !== current.coverage) {
+      await store.recordCoverageChange(trx, { team_id: team.id, experiment_id: current.id, changed_at: at, from_coverage: current.coverage, to_coverage: targeting.coverage });
+    }
+    await onDuplicate(
       store.updateExperiment(trx, experiment.id, team.id, {
         key: input.key,
         description: input.description,
         event_id: goal?.id,
-        updated_at: now(),
+        ...targeting,
+        updated_at: at,
       }),
       () => duplicateKey(team, input.key ?? key),
-    ),
-  );
+    );
+    if (guardrails !== undefined) await store.replaceGuardrails(trx, team.id, experiment.id, guardrails);
+  });
   return store.toExperiment(await store.findExperimentById(db, team.id, experiment.id));
+}
+
+/** 409 naming a running experiment of the group whose range the experiment's would overlap. */
+async function requireFreeRange(trx: Db, team: TeamRow, experiment: store.ExperimentRow): Promise<void> {
+  const range = groupRangeOf(experiment);
+  if (!range) return;
+  const other = (await store.runningInGroup(trx, team.id, range.key)).find((running) => running.id !== experiment.id && rangesOverlap(range, groupRangeOf(running)!));
+  if (other) {
+    const { start, end } = store.toExperiment(other).exclusion_group!;
+    throw new Conflict(`Experiment '${experiment.key}' would overlap running experiment '${other.key}' in exclusion group '${range.key}' (its range is [${start}, ${end})).`);
+  }
 }
 
 export async function deleteExperiment(db: Db, team: TeamRow, key: string): Promise<Experiment> {
@@ -110,6 +147,7 @@ export async function startExperiment(db: Db, team: TeamRow, key: string): Promi
     const problem = whyNotStartable(await variantsOf(trx, team.id, experiment.id));
     if (problem) throw new Conflict(`Experiment '${key}' cannot start: ${problem}.`);
     await requireRoomToRun(trx, team);
+    await requireFreeRange(trx, team, experiment);
     const at = now();
     await store.transition(trx, experiment.id, team.id, 'draft', { status: 'running', started_at: at, updated_at: at });
     return store.toExperiment(await store.findExperimentById(trx, team.id, experiment.id));
@@ -133,6 +171,20 @@ function whyNotStartable(variants: Array<{ control: boolean | number; share: num
   const total = variants.reduce((sum, variant) => sum + variant.share, 0);
   if (total !== 100) return `its variants' traffic sums to ${total}, not 100`;
   return undefined;
+}
+
+/** The ids of the guardrail events: 404 for an unknown key, 400 when the goal is among them. */
+async function guardrailIds(db: Db, team: TeamRow, keys: string[], goalId: number): Promise<number[]> {
+  const ids: number[] = [];
+  for (const [index, key] of keys.entries()) {
+    const event = await findEventOf(db, team.id, key);
+    if (!event) throw new NotFound(`No event '${key}' in team ${team.id} (/body/guardrails/${index}).`);
+    if (event.id === goalId) {
+      throw new BadRequest(`Event '${key}' is the goal; a guardrail must be another event.`, [{ path: '/body/guardrails', message: 'must not contain the goal event' }]);
+    }
+    ids.push(event.id);
+  }
+  return ids;
 }
 
 function duplicateKey(team: TeamRow, key: string): Conflict {

@@ -1,12 +1,13 @@
 import type { components } from '../../generated/api';
 import { changingConfig } from '../config/version';
 import { Conflict, NotFound } from '../http/errors';
-import type { PageRequest } from '../http/pagination';
+import type { PageRequest } from '../routes/pagination';
 import type { Db } from '../storage/database';
 import { countInTeam } from '../storage/counts';
 import { now, onDuplicate } from '../storage/values';
 import { requireRoomFor, requireRoomForValue } from '../teams/limits';
 import type { TeamRow } from '../teams/store';
+import { checkRules, flagText, rulesText } from './rules';
 import * as store from './store';
 
 type Feature = components['schemas']['Feature'];
@@ -36,7 +37,8 @@ export async function createFeature(db: Db, team: TeamRow, input: FeatureCreate)
   const at = now();
   const row = await changingConfig(db, team.id, async (trx) => {
     await requireRoomFor(trx, team, 'features');
-    await requireRoomForValue(trx, team, input.value);
+    if (input.rules) await checkRules(trx, team, input.rules);
+    await requireRoomForValue(trx, team, flagText(input.value, input.rules));
     return onDuplicate(
       store.insertFeature(trx, {
         team_id: team.id,
@@ -44,6 +46,7 @@ export async function createFeature(db: Db, team: TeamRow, input: FeatureCreate)
         description: input.description ?? null,
         enabled: input.enabled ?? false,
         value: input.value ?? null,
+        rules: rulesText(input.rules ?? []),
         created_at: at,
         updated_at: at,
       }),
@@ -56,8 +59,11 @@ export async function createFeature(db: Db, team: TeamRow, input: FeatureCreate)
 export async function updateFeature(db: Db, team: TeamRow, key: string, input: FeatureUpdate): Promise<Feature> {
   const feature = await requireFeature(db, team, key);
   const row = await changingConfig(db, team.id, async (trx) => {
-    await requireRoomForValue(trx, team, input.value, feature.id);
-    return onDuplicate(store.updateFeature(trx, feature.id, team.id, { ...input, updated_at: now() }), () => duplicateKey(team, input.key ?? key));
+    if (input.rules) await checkRules(trx, team, input.rules);
+    await requireRoomForValue(trx, team, flagText(input.value === undefined ? feature.value : input.value, input.rules ?? store.rulesOf(feature)), feature.id);
+    const { rules, ...fields } = input;
+    const changes = { ...fields, ...(rules ? { rules: rulesText(rules) } : {}), updated_at: now() };
+    return onDuplicate(store.updateFeature(trx, feature.id, team.id, changes), () => duplicateKey(team, input.key ?? key));
   });
   if (!row) throw new NotFound(`Feature '${key}' of team ${team.id} was deleted by another request while this one was updating it; nothing was changed.`);
   return store.toFeature(row);

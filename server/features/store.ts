@@ -13,9 +13,14 @@ export function toFeature(row: FeatureRow): Feature {
     description: row.description,
     enabled: Boolean(row.enabled),
     value: row.value,
+    rules: rulesOf(row),
     created_at: iso(row.created_at),
     updated_at: iso(row.updated_at),
   };
+}
+
+export function rulesOf(row: Pick<FeatureRow, 'rules'>): Feature['rules'] {
+  return JSON.parse(row.rules) as Feature['rules'];
 }
 
 export async function findFeature(db: Db, teamId: number, key: string): Promise<FeatureRow | undefined> {

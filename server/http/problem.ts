@@ -6,7 +6,7 @@ import type { components } from '../../generated/api';
 import { isStorageUnavailable } from '../storage/unavailable';
 import { BadRequest, Conflict, HttpError, NotFound, PayloadTooLarge, ServiceUnavailable, StorageUnavailable, UnsupportedMediaType } from './errors';
 import { loggedRequestOf } from './request-log';
-import type { KnownOperation } from './routing';
+import type { KnownOperation } from '../contract/routing';
 
 type Problem = components['schemas']['Problem'];
 

@@ -1,5 +1,6 @@
 import type { RequestHandler, Response } from 'express';
 import type { Logger } from 'pino';
+import { redactCredentials } from '../auth/credentials';
 
 let requests = 0;
 
@@ -14,7 +15,8 @@ export interface LoggedRequest {
 
 /**
  * One log line per request, written when its response has finished: the request's id, method,
- * URL (query values dropped: a client may put a token in `?access_token=`), client address and
+ * URL (query values dropped: a client may put a token in `?access_token=`; anything shaped like
+ * a token or ingest key redacted wherever it stands: a bare query, after `;`, in the path), client address and
  * user agent — never its headers, so never Authorization or Cookie — then the status and the
  * time taken. One call of the logger per request: no child logger, nothing set on the request.
  */
@@ -24,7 +26,7 @@ export function requestLog(logger: Logger): RequestHandler {
     const logged: LoggedRequest = {
       id: ++requests,
       method: req.method,
-      url: withoutQueryValues(req.originalUrl),
+      url: redactCredentials(withoutQueryValues(req.originalUrl)),
       remoteAddress: req.socket.remoteAddress,
       userAgent: req.headers['user-agent'],
     };

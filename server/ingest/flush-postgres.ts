@@ -6,12 +6,11 @@ import { participantKey, type FlushRead, type FlushStatements, type Histories } 
 
 const BEGIN = CompiledQuery.raw('begin');
 
-type FlushReadRow = { flush_team: number; config_version: number; used: number } & ({ [K in keyof ParticipantRow]: null } | ParticipantRow);
-
 /**
- * PostgreSQL: a flush of new participants is five round trips (begin, the teams' locks, one
- * read, one write, commit); three more reads when some participants are stored already. Arrays
- * bound as parameters and `unnest`; the writes are one statement of data-modifying CTEs.
+ * PostgreSQL: a flush of new participants is six round trips (begin, the teams' locks, the
+ * teams' read, the participants' read, one write, commit), four when every ingest is refused;
+ * three more reads when some participants are stored already. Arrays bound as parameters and
+ * `unnest`; the writes are one statement of data-modifying CTEs.
  */
 export const postgresFlush: FlushStatements = {
   async begin(connection, teams) {
@@ -19,21 +18,24 @@ export const postgresFlush: FlushStatements = {
     for (const team of teams) await connection.executeQuery(teamLock(team));
   },
 
-  async read(db, teams, named, month) {
-    const { rows } = await sql<FlushReadRow>`
-      select t.id as flush_team, t.config_version, coalesce(u.count, 0) as used, p.*
-      from teams t
-      left join ingest_usage u on u.team_id = t.id and u.month = ${month}
-      left join (participants p join (select distinct * from unnest(${named.map((n) => n.team)}::bigint[], ${named.map((n) => n.key)}::text[])) as k(team_id, key)
-        on p.team_id = k.team_id and p.key = k.key) on p.team_id = t.id
+  async read(db, teams, month) {
+    const { rows } = await sql<{ id: number; config_version: number; used: number }>`
+      select t.id, t.config_version, coalesce(u.count, 0) as used
+      from teams t left join ingest_usage u on u.team_id = t.id and u.month = ${month}
       where t.id = any(${teams}::bigint[])`.execute(db);
-    const read: FlushRead = { versions: new Map(), used: new Map(), participants: [] };
-    for (const { flush_team, config_version, used, ...participant } of rows) {
-      read.versions.set(flush_team, config_version);
-      read.used.set(flush_team, Number(used));
-      if (participant.id !== null) read.participants.push(participant as ParticipantRow);
+    const read: FlushRead = { versions: new Map(), used: new Map() };
+    for (const row of rows) {
+      read.versions.set(row.id, row.config_version);
+      read.used.set(row.id, Number(row.used));
     }
     return read;
+  },
+
+  async participants(db, named) {
+    const { rows } = await sql<ParticipantRow>`
+      select p.* from (select distinct * from unnest(${named.map((n) => n.team)}::bigint[], ${named.map((n) => n.key)}::text[])) as k(team_id, key)
+      join participants p on p.team_id = k.team_id and p.key = k.key`.execute(db);
+    return rows;
   },
 
   async histories(db, participants) {
@@ -50,7 +52,7 @@ export const postgresFlush: FlushStatements = {
         select x.participant_id, x.experiment_id from unnest(${teams}::bigint[], ${ids}::bigint[]) as k(team_id, id)
         join exclusions x on x.team_id = k.team_id and x.participant_id = k.id`.execute(db),
       sql<Histories['conversions'][number]>`
-        select c.participant_id, c.experiment_id, c.event_id, c.count from unnest(${teams}::bigint[], ${ids}::bigint[]) as k(team_id, id)
+        select c.participant_id, c.experiment_id, c.event_id, c.count, c.value from unnest(${teams}::bigint[], ${ids}::bigint[]) as k(team_id, id)
         join conversions c on c.team_id = k.team_id and c.participant_id = k.id`.execute(db),
     ]);
     return { enrolments: enrolments.rows, exclusions: exclusions.rows, conversions: conversions.rows };
@@ -105,29 +107,33 @@ export const postgresFlush: FlushStatements = {
         on conflict (team_id, variant_id, day) do update set participants = daily_variant_counts.participants + excluded.participants
         returning 1
       ), converted as (
-        insert into conversions (team_id, participant_id, experiment_id, event_id, count)
-        select v.team_id, coalesce(c.id, v.participant_id), v.experiment_id, v.event_id, v.added
+        insert into conversions (team_id, participant_id, experiment_id, event_id, count, value)
+        select v.team_id, coalesce(c.id, v.participant_id), v.experiment_id, v.event_id, v.added, v.value
         from unnest(${conversions.map((c) => c.teamId)}::bigint[], ${conversions.map((c) => c.state.row.id)}::bigint[], ${conversions.map((c) => c.state.row.key)}::text[],
-          ${conversions.map((c) => c.experimentId)}::bigint[], ${conversions.map((c) => c.eventId)}::bigint[], ${conversions.map((c) => c.added)}::bigint[])
-          as v(team_id, participant_id, key, experiment_id, event_id, added)
+          ${conversions.map((c) => c.experimentId)}::bigint[], ${conversions.map((c) => c.eventId)}::bigint[], ${conversions.map((c) => c.added)}::bigint[],
+          ${conversions.map((c) => c.value.toString())}::numeric[])
+          as v(team_id, participant_id, key, experiment_id, event_id, added, value)
         left join created c on v.participant_id = 0 and c.team_id = v.team_id and c.key = v.key
-        on conflict (team_id, participant_id, experiment_id, event_id) do update set count = conversions.count + excluded.count
+        on conflict (team_id, participant_id, experiment_id, event_id) do update set count = conversions.count + excluded.count, value = conversions.value + excluded.value
         returning 1
       ), tallied as (
-        insert into variant_event_counts (team_id, variant_id, event_id, conversions, unique_conversions)
+        insert into variant_event_counts (team_id, variant_id, event_id, conversions, unique_conversions, sum_y, sum_y2)
         select * from unnest(${counts.map((c) => c.teamId)}::bigint[], ${counts.map((c) => c.variantId)}::bigint[], ${counts.map((c) => c.eventId)}::bigint[],
-          ${counts.map((c) => c.conversions)}::bigint[], ${counts.map((c) => c.unique)}::bigint[])
+          ${counts.map((c) => c.conversions)}::bigint[], ${counts.map((c) => c.unique)}::bigint[], ${counts.map((c) => c.sumY.toString())}::numeric[], ${counts.map((c) => c.sumY2.toString())}::numeric[])
         on conflict (team_id, variant_id, event_id) do update
-          set conversions = variant_event_counts.conversions + excluded.conversions, unique_conversions = variant_event_counts.unique_conversions + excluded.unique_conversions
+          set conversions = variant_event_counts.conversions + excluded.conversions, unique_conversions = variant_event_counts.unique_conversions + excluded.unique_conversions,
+            sum_y = variant_event_counts.sum_y + excluded.sum_y, sum_y2 = variant_event_counts.sum_y2 + excluded.sum_y2
         returning 1
       ), tallied_daily as (
-        insert into daily_variant_event_counts (team_id, variant_id, event_id, day, conversions, unique_conversions)
-        select c.team_id, c.variant_id, c.event_id, ${day}, c.conversions, c.unique_conversions
+        insert into daily_variant_event_counts (team_id, variant_id, event_id, day, conversions, unique_conversions, sum_y, sum_y2)
+        select c.team_id, c.variant_id, c.event_id, ${day}, c.conversions, c.unique_conversions, c.sum_y, c.sum_y2
         from unnest(${counts.map((c) => c.teamId)}::bigint[], ${counts.map((c) => c.variantId)}::bigint[], ${counts.map((c) => c.eventId)}::bigint[],
-          ${counts.map((c) => c.conversions)}::bigint[], ${counts.map((c) => c.unique)}::bigint[]) as c(team_id, variant_id, event_id, conversions, unique_conversions)
+          ${counts.map((c) => c.conversions)}::bigint[], ${counts.map((c) => c.unique)}::bigint[], ${counts.map((c) => c.sumY.toString())}::numeric[],
+          ${counts.map((c) => c.sumY2.toString())}::numeric[]) as c(team_id, variant_id, event_id, conversions, unique_conversions, sum_y, sum_y2)
         on conflict (team_id, variant_id, event_id, day) do update
           set conversions = daily_variant_event_counts.conversions + excluded.conversions,
-            unique_conversions = daily_variant_event_counts.unique_conversions + excluded.unique_conversions
+            unique_conversions = daily_variant_event_counts.unique_conversions + excluded.unique_conversions,
+            sum_y = daily_variant_event_counts.sum_y + excluded.sum_y, sum_y2 = daily_variant_event_counts.sum_y2 + excluded.sum_y2
         returning 1
       ), used as (
         insert into ingest_usage (team_id, month, count)

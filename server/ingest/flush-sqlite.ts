@@ -12,29 +12,33 @@ const rowsOf = (rows: unknown[][]) => JSON.stringify(rows);
 
 /**
  * SQLite: the same flush as PostgreSQL's, with rows bound as JSON arrays (`json_each`). No
- * round trips to save here; what a flush saves is SQLite's per-statement work: two reads (three
- * more when some participants are stored already) and at most nine writes a flush, where each
- * ingest alone took about ten statements.
+ * round trips to save here; what a flush saves is SQLite's per-statement work: two reads (one
+ * when every ingest is refused, three more when some participants are stored already) and at
+ * most nine writes a flush, where each ingest alone took about ten statements.
  */
 export const sqliteFlush: FlushStatements = {
   async begin(connection) {
     await connection.executeQuery(BEGIN);
   },
 
-  async read(db, teams, named, month) {
-    const { rows: usage } = await sql<{ id: number; config_version: number; used: number }>`
+  async read(db, teams, month) {
+    const { rows } = await sql<{ id: number; config_version: number; used: number }>`
       select t.id, t.config_version, coalesce(u.count, 0) as used
       from teams t left join ingest_usage u on u.team_id = t.id and u.month = ${month}
       where t.id in (select value from json_each(${JSON.stringify(teams)}))`.execute(db);
-    const { rows: participants } = await sql<ParticipantRow>`
-      select p.* from (select distinct value ->> 0 as team_id, value ->> 1 as key from json_each(${rowsOf(named.map((n) => [n.team, n.key]))})) k
-      join participants p on p.team_id = k.team_id and p.key = k.key`.execute(db);
-    const read: FlushRead = { versions: new Map(), used: new Map(), participants };
-    for (const row of usage) {
+    const read: FlushRead = { versions: new Map(), used: new Map() };
+    for (const row of rows) {
       read.versions.set(row.id, row.config_version);
       read.used.set(row.id, Number(row.used));
     }
     return read;
+  },
+
+  async participants(db, named) {
+    const { rows } = await sql<ParticipantRow>`
+      select p.* from (select distinct value ->> 0 as team_id, value ->> 1 as key from json_each(${rowsOf(named.map((n) => [n.team, n.key]))})) k
+      join participants p on p.team_id = k.team_id and p.key = k.key`.execute(db);
+    return rows;
   },
 
   async histories(db, participants) {
@@ -48,7 +52,7 @@ export const sqliteFlush: FlushStatements = {
     const exclusions = await sql<Histories['exclusions'][number]>`
       select x.participant_id, x.experiment_id from json_each(${ids}) k join exclusions x on x.team_id = k.value ->> 0 and x.participant_id = k.value ->> 1`.execute(db);
     const conversions = await sql<Histories['conversions'][number]>`
-      select c.participant_id, c.experiment_id, c.event_id, c.count from json_each(${ids}) k
+      select c.participant_id, c.experiment_id, c.event_id, c.count, c.value from json_each(${ids}) k
       join conversions c on c.team_id = k.value ->> 0 and c.participant_id = k.value ->> 1`.execute(db);
     return { enrolments: enrolments.rows, exclusions: exclusions.rows, conversions: conversions.rows };
   },
@@ -81,7 +85,8 @@ export const sqliteFlush: FlushStatements = {
 async function writeCounts(db: Db, flush: Flush): Promise<void> {
   const day = utcDay(flush.at);
   const variants = [...flush.variantParticipants.entries()].map(([id, { teamId, added }]) => [id, teamId, added]);
-  const counts = [...flush.eventCounts.values()].map((c) => [c.teamId, c.variantId, c.eventId, c.conversions, c.unique]);
+  // Exact sums travel as decimal strings: JSON numbers would round them.
+  const counts = [...flush.eventCounts.values()].map((c) => [c.teamId, c.variantId, c.eventId, c.conversions, c.unique, c.sumY.toString(), c.sumY2.toString()]);
   if (flush.enrolments.length > 0) {
     // In the order the ingests enrolled: a participant's assignments are answered in it.
     await sql`insert into enrolments (team_id, participant_id, experiment_id, variant_id, enrolled_at)
@@ -96,20 +101,22 @@ async function writeCounts(db: Db, flush: Flush): Promise<void> {
         on conflict (team_id, variant_id, day) do update set participants = participants + excluded.participants`.execute(db);
   }
   if (flush.conversions.size > 0) {
-    await sql`insert into conversions (team_id, participant_id, experiment_id, event_id, count)
-        select value ->> 0, value ->> 1, value ->> 2, value ->> 3, value ->> 4
-        from json_each(${rowsOf([...flush.conversions.values()].map((c) => [c.teamId, c.state.row.id, c.experimentId, c.eventId, c.added]))}) where true
-        on conflict (team_id, participant_id, experiment_id, event_id) do update set count = count + excluded.count`.execute(db);
+    await sql`insert into conversions (team_id, participant_id, experiment_id, event_id, count, value)
+        select value ->> 0, value ->> 1, value ->> 2, value ->> 3, value ->> 4, value ->> 5
+        from json_each(${rowsOf([...flush.conversions.values()].map((c) => [c.teamId, c.state.row.id, c.experimentId, c.eventId, c.added, c.value.toString()]))}) where true
+        on conflict (team_id, participant_id, experiment_id, event_id) do update set count = count + excluded.count, value = exact_add(value, excluded.value)`.execute(db);
   }
   if (counts.length > 0) {
-    await sql`insert into variant_event_counts (team_id, variant_id, event_id, conversions, unique_conversions)
-        select value ->> 0, value ->> 1, value ->> 2, value ->> 3, value ->> 4 from json_each(${rowsOf(counts)}) where true
+    await sql`insert into variant_event_counts (team_id, variant_id, event_id, conversions, unique_conversions, sum_y, sum_y2)
+        select value ->> 0, value ->> 1, value ->> 2, value ->> 3, value ->> 4, value ->> 5, value ->> 6 from json_each(${rowsOf(counts)}) where true
         on conflict (team_id, variant_id, event_id) do update
-          set conversions = conversions + excluded.conversions, unique_conversions = unique_conversions + excluded.unique_conversions`.execute(db);
-    await sql`insert into daily_variant_event_counts (team_id, variant_id, event_id, day, conversions, unique_conversions)
-        select value ->> 0, value ->> 1, value ->> 2, ${day}, value ->> 3, value ->> 4 from json_each(${rowsOf(counts)}) where true
+          set conversions = conversions + excluded.conversions, unique_conversions = unique_conversions + excluded.unique_conversions,
+            sum_y = exact_add(sum_y, excluded.sum_y), sum_y2 = exact_add(sum_y2, excluded.sum_y2)`.execute(db);
+    await sql`insert into daily_variant_event_counts (team_id, variant_id, event_id, day, conversions, unique_conversions, sum_y, sum_y2)
+        select value ->> 0, value ->> 1, value ->> 2, ${day}, value ->> 3, value ->> 4, value ->> 5, value ->> 6 from json_each(${rowsOf(counts)}) where true
         on conflict (team_id, variant_id, event_id, day) do update
-          set conversions = conversions + excluded.conversions, unique_conversions = unique_conversions + excluded.unique_conversions`.execute(db);
+          set conversions = conversions + excluded.conversions, unique_conversions = unique_conversions + excluded.unique_conversions,
+            sum_y = exact_add(sum_y, excluded.sum_y), sum_y2 = exact_add(sum_y2, excluded.sum_y2)`.execute(db);
   }
   await sql`insert into ingest_usage (team_id, month, count)
       select value ->> 0, ${flush.month}, value ->> 1 from json_each(${rowsOf([...flush.quota.entries()])}) where true

@@ -1,6 +1,7 @@
 import type { components } from '../../generated/api';
 import * as enrolments from '../enrolments/store';
-import { HttpError, ServiceUnavailable } from '../http/errors';
+import { toMicros, VALUE_DECIMALS } from '../domain/metric';
+import { BadRequest, HttpError, ServiceUnavailable } from '../http/errors';
 import { problemBody } from '../http/problem';
 import { toParticipant } from '../participants/store';
 import type { Storage } from '../storage/database';
@@ -9,7 +10,7 @@ import type { TeamRow } from '../teams/store';
 import type { IngestContexts } from './context';
 import { sqliteFlush } from './flush-sqlite';
 import { postgresFlush } from './flush-postgres';
-import { ingestFlusher } from './set-based';
+import { ingestFlusher } from './turns';
 
 type IngestRequest = components['schemas']['IngestRequest'];
 type IngestOutcome = components['schemas']['IngestOutcome'];
@@ -20,23 +21,37 @@ type IngestBatchItem = components['schemas']['IngestBatchItem'];
  * stored of this ingest, and a 200 is sent only once the flush's commit is durable.
  */
 export async function ingest(storage: Storage, contexts: IngestContexts, team: TeamRow, input: IngestRequest): Promise<IngestOutcome> {
+  checkValue(input, '/body/value');
+  return ingestChecked(storage, contexts, team, input);
+}
+
+async function ingestChecked(storage: Storage, contexts: IngestContexts, team: TeamRow, input: IngestRequest): Promise<IngestOutcome> {
   const { participant, assignments } = await flusherOf(storage)({ team, contexts, input });
   return { participant: toParticipant(participant), assignments: assignments.map(enrolments.toEnrolment) };
 }
 
 /**
- * A batch: each item is a single ingest, all joining the flush at once and in order, so that
- * they share its transaction. An item the single ingest would answer 402, 404 or 409 — or
- * that storage failed under (503) — gets that problem in its place; every other item is stored.
+ * A batch: each item is a single ingest, all queued at once and in order, taken by as many
+ * flushes as their rows need (turns.ts) while other teams' ingests take their turns. An item the
+ * single ingest would answer 402, 404 or 409 — or that storage failed under (503) — gets that
+ * problem in its place; every other item is stored.
  */
 export async function ingestBatch(storage: Storage, contexts: IngestContexts, team: TeamRow, items: IngestRequest[]): Promise<IngestBatchItem[]> {
-  const outcomes = await Promise.allSettled(items.map((item) => ingest(storage, contexts, team, item)));
+  items.forEach((item, i) => checkValue(item, `/body/items/${i}/value`));
+  const outcomes = await Promise.allSettled(items.map((item) => ingestChecked(storage, contexts, team, item)));
   return outcomes.map((outcome): IngestBatchItem => {
     if (outcome.status === 'fulfilled') return { status: 200, data: outcome.value };
     const problem = itemProblem(outcome.reason);
     if (!problem) throw outcome.reason;
     return { status: problem.status as IngestBatchItem['status'], error: problemBody(problem) };
   });
+}
+
+/** The schema bounds `value`; its decimals are checked here (400, nothing stored): at most six, as written. */
+function checkValue(input: IngestRequest, path: string): void {
+  if (input.value !== undefined && toMicros(input.value) === null) {
+    throw new BadRequest(`${path} must have at most ${VALUE_DECIMALS} decimals.`, [{ path, message: `must have at most ${VALUE_DECIMALS} decimals` }]);
+  }
 }
 
 function itemProblem(error: unknown): HttpError | undefined {

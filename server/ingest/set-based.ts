@@ -1,23 +1,27 @@
 import { CompiledQuery } from 'kysely';
 import type { components } from '../../generated/api';
-import { assignVariant } from '../domain/assignment';
+import type { ConditionAttributes } from '../domain/conditions';
+import { admits, placeParticipant, type Candidate } from '../domain/eligibility';
+import { metricValue, sumChange, toMicros } from '../domain/metric';
+import { exact } from '../storage/exact-sums';
 import type { EnrolmentRow } from '../enrolments/store';
 import type { EventRow } from '../events/store';
 import type { ExperimentRow } from '../experiments/store';
+import { targetingOf } from '../experiments/targeting';
 import { Conflict, HttpError, QuotaExceeded } from '../http/errors';
 import type { ParticipantInput, ParticipantRow } from '../participants/store';
 import type { Db } from '../storage/database';
 import { now } from '../storage/values';
 import type { TeamRow } from '../teams/store';
 import { requireVariant } from '../variants/service';
-import { variantsOfMany, type ResolvedVariant } from '../variants/store';
-import { contextAt, eventOf, experimentOf, type IngestContext, type IngestContexts } from './context';
+import type { ResolvedVariant } from '../variants/store';
+import { contextAt, eventOf, experimentOf, variantsIn, type IngestContext, type IngestContexts } from './context';
 import { quotaMonth } from './quota';
 
 type IngestRequest = components['schemas']['IngestRequest'];
 
 /** One ingest waiting for its flush, and what its caller is told once the flush has committed. */
-interface IngestJob {
+export interface IngestJob {
   team: TeamRow;
   contexts: IngestContexts;
   input: IngestRequest;
@@ -26,7 +30,7 @@ interface IngestJob {
 }
 
 /** What the single ingest answers: the participant as stored and its assignments in running experiments. */
-interface IngestedUnit {
+export interface IngestedUnit {
   participant: ParticipantRow;
   assignments: EnrolmentRow[];
 }
@@ -37,15 +41,13 @@ export interface FlushRead {
   versions: Map<number, number>;
   /** team id → the month's accepted ingests so far. */
   used: Map<number, number>;
-  /** The stored participants the ingests name. */
-  participants: ParticipantRow[];
 }
 
 /** The enrolments, exclusions and conversions of stored participants. */
 export interface Histories {
   enrolments: Array<EnrolmentRow & { participant_id: number }>;
   exclusions: Array<{ participant_id: number; experiment_id: number }>;
-  conversions: Array<{ participant_id: number; experiment_id: number; event_id: number; count: number }>;
+  conversions: Array<{ participant_id: number; experiment_id: number; event_id: number; count: number; value: string | number }>;
 }
 
 /** A participant named by an ingest of a flush. */
@@ -58,8 +60,10 @@ export interface NamedParticipant {
 export interface FlushStatements {
   /** Opens the flush's transaction, taking every write lock a writer of these teams takes first. */
   begin(connection: Db, teams: number[]): Promise<void>;
-  /** Each team's config version and quota use this month, and every stored participant named. */
-  read(connection: Db, teams: number[], named: NamedParticipant[], month: string): Promise<FlushRead>;
+  /** Each team's config version and quota use this month. */
+  read(connection: Db, teams: number[], month: string): Promise<FlushRead>;
+  /** The stored participants the accepted ingests name. */
+  participants(connection: Db, named: NamedParticipant[]): Promise<ParticipantRow[]>;
   histories(connection: Db, participants: ParticipantRow[]): Promise<Histories>;
   /** Writes what the flush decided; gives the participants it created or changed their stored rows. */
   write(connection: Db, flush: Flush): Promise<void>;
@@ -71,19 +75,20 @@ const ROLLBACK = CompiledQuery.raw('rollback');
 /**
  * A flush of concurrent ingests in a number of statements that does not grow with their number.
  * Under the write locks of their teams (so no other writer of these teams' rows runs meanwhile,
- * in any process), it reads what every ingest needs in a few queries — the participants by key,
- * their enrolments, exclusions and conversions, the month's quota use — decides each ingest in
- * order exactly as a single ingest alone would be decided (its own 404, 409 or 402 storing
- * nothing of it), then writes what the accepted ones change, a statement per table at most, and
- * commits once: each caller is answered after the commit.
+ * in any process), it reads each team's config version and quota use in one query, and decides
+ * which ingests are refused — their own 404, 409 or 402, storing nothing of them — from the
+ * team's cached context, with no query per ingest. Only for the accepted ones does it read the
+ * participants, their enrolments, exclusions and conversions, decide each in order exactly as a
+ * single ingest alone would be decided, write what they change (a statement per table at most)
+ * and commit once: each caller is answered after the commit.
  */
-async function flushIngests(db: Db, statements: FlushStatements, jobs: IngestJob[]): Promise<void> {
-  const decided: Array<{ job: IngestJob; outcome: IngestedUnit | HttpError }> = [];
+export async function flushIngests(db: Db, statements: FlushStatements, jobs: IngestJob[]): Promise<QuotaUse> {
+  let flushed: Flushed = { outcomes: [], used: new Map() };
   try {
     await db.connection().execute(async (connection) => {
       await statements.begin(connection, [...new Set(jobs.map((job) => job.team.id))].sort((a, b) => a - b));
       try {
-        decided.push(...(await ingestAll(connection, statements, jobs)));
+        flushed = await ingestAll(connection, statements, jobs);
         await connection.executeQuery(COMMIT);
       } catch (error) {
         await connection.executeQuery(ROLLBACK).catch(() => {});
@@ -92,23 +97,37 @@ async function flushIngests(db: Db, statements: FlushStatements, jobs: IngestJob
     });
   } catch (error) {
     for (const job of jobs) job.reject(error);
-    return;
+    return new Map();
   }
-  for (const { job, outcome } of decided) {
+  for (const { job, outcome } of flushed.outcomes) {
     if (outcome instanceof HttpError) job.reject(outcome);
     else job.resolve(outcome);
   }
+  return flushed.used;
 }
 
-/** What one accepted ingest resolved to before anything is read of its participant. */
+/** team id → the month's accepted ingests, this flush's included. */
+export type QuotaUse = Map<number, number>;
+
+/** What a flush decided for each of its ingests, in their order, and its teams' quota use after it. */
+interface Flushed {
+  outcomes: Array<{ job: IngestJob; outcome: IngestedUnit | HttpError }>;
+  used: QuotaUse;
+}
+
+/** What one ingest resolved to before anything is read of its participant. */
 interface Resolved {
   job: IngestJob;
   given: ParticipantInput;
   event?: EventRow;
   target?: ExperimentRow;
   experiments: ExperimentRow[];
+  /** The team's running experiments: whose exclusion groups a participant's enrolments hold. */
+  running: ExperimentRow[];
   variants: Map<number, ResolvedVariant[]>;
   chosen?: ResolvedVariant;
+  /** What the event carried, in micro-units (value events only). */
+  value?: bigint;
 }
 
 /** A participant as the flush knows it: stored already (`id`), or to be inserted by it. */
@@ -119,8 +138,13 @@ export interface ParticipantState {
   changed: boolean;
   enrolments: EnrolmentRow[];
   excluded: Set<number>;
-  /** `experimentId:eventId` → conversions so far. */
-  conversions: Map<string, number>;
+  /** `experimentId:eventId` → conversions so far and the sum of their values (micro-units). */
+  conversions: Map<string, ConversionTotal>;
+}
+
+export interface ConversionTotal {
+  count: number;
+  value: bigint;
 }
 
 /** A flush: its clock, what it has read, and what the ingests decided so far will write. */
@@ -128,53 +152,53 @@ export interface Flush {
   at: string;
   month: string;
   participants: Map<string, ParticipantState>;
-  /** The month's accepted ingests per team, this flush's included. */
-  used: Map<number, number>;
   enrolments: Array<{ state: ParticipantState; teamId: number; experimentId: number; variantId: number }>;
   /** variant id → participants it gains. */
   variantParticipants: Map<number, { teamId: number; added: number }>;
-  /** participant (team, key) and `experimentId:eventId` → conversions it gains. */
-  conversions: Map<string, { state: ParticipantState; teamId: number; experimentId: number; eventId: number; added: number }>;
-  /** `variantId:eventId` → conversions and unique conversions it gains. */
-  eventCounts: Map<string, { teamId: number; variantId: number; eventId: number; conversions: number; unique: number }>;
+  /** participant (team, key) and `experimentId:eventId` → conversions and value (micro-units) it gains. */
+  conversions: Map<string, { state: ParticipantState; teamId: number; experimentId: number; eventId: number; added: number; value: bigint }>;
+  /** `variantId:eventId` → conversions, unique conversions, Σy and Σy² (micro-units) it gains. */
+  eventCounts: Map<string, { teamId: number; variantId: number; eventId: number; conversions: number; unique: number; sumY: bigint; sumY2: bigint }>;
   /** team id → ingests it accepts. */
   quota: Map<number, number>;
 }
 
-async function ingestAll(db: Db, statements: FlushStatements, jobs: IngestJob[]): Promise<Array<{ job: IngestJob; outcome: IngestedUnit | HttpError }>> {
+async function ingestAll(db: Db, statements: FlushStatements, jobs: IngestJob[]): Promise<Flushed> {
   const at = now();
   const month = quotaMonth(at);
   const teams = [...new Set(jobs.map((job) => job.team.id))];
-  const named = jobs.map((job) => ({ team: job.team.id, key: givenParticipant(job.input).key }));
-  const read = await statements.read(db, teams, named, month);
+  const read = await statements.read(db, teams, month);
   const gone = teams.find((team) => !read.versions.has(team));
   if (gone !== undefined) throw new Error(`No team ${gone}.`);
-  const resolved = new Map<IngestJob, Resolved | HttpError>();
   // Each team's context once per flush, at the config version read under the team's lock: it holds for the whole flush.
-  const contexts = new Map<number, Promise<IngestContext>>();
-  const contextFor = (job: IngestJob) => {
+  const contexts = new Map<number, IngestContext>();
+  const admitted: Resolved[] = [];
+  const refused = new Map<IngestJob, HttpError>();
+  const quota = new Map<number, number>();
+  for (const job of jobs) {
     let context = contexts.get(job.team.id);
-    if (!context) contexts.set(job.team.id, (context = contextAt(db, job.contexts, job.team, read.versions.get(job.team.id)!)));
-    return context;
-  };
-  for (const job of jobs) resolved.set(job, await resolve(db, job, await contextFor(job)).catch((error: unknown) => (error instanceof HttpError ? error : Promise.reject(error))));
+    if (!context) contexts.set(job.team.id, (context = await contextAt(db, job.contexts, job.team, read.versions.get(job.team.id)!)));
+    const unit = await resolve(db, job, context).catch((error: unknown) => (error instanceof HttpError ? error : Promise.reject(error)));
+    const refusal = unit instanceof HttpError ? unit : admission(read.used, unit, at);
+    if (refusal) refused.set(job, refusal);
+    else {
+      admitted.push(unit as Resolved);
+      quota.set(job.team.id, (quota.get(job.team.id) ?? 0) + 1);
+    }
+  }
   const flush: Flush = {
     at,
     month,
-    participants: await withHistories(db, statements, read.participants),
-    used: read.used,
+    participants: admitted.length === 0 ? new Map() : await withHistories(db, statements, await statements.participants(db, admitted.map((unit) => ({ team: unit.job.team.id, key: unit.given.key })))),
     enrolments: [],
     variantParticipants: new Map(),
     conversions: new Map(),
     eventCounts: new Map(),
-    quota: new Map(),
+    quota,
   };
-  const outcomes = jobs.map((job) => {
-    const unit = resolved.get(job)!;
-    return { job, outcome: unit instanceof HttpError ? unit : decide(flush, unit) };
-  });
-  if (flush.quota.size > 0) await statements.write(db, flush);
-  return outcomes;
+  const accepted = new Map(admitted.map((unit) => [unit.job, apply(flush, unit)]));
+  if (admitted.length > 0) await statements.write(db, flush);
+  return { outcomes: jobs.map((job) => ({ job, outcome: refused.get(job) ?? accepted.get(job)! })), used: read.used };
 }
 
 /** The event, experiment and variant an ingest names, from its team's context (404 if any is unknown). */
@@ -182,9 +206,30 @@ async function resolve(db: Db, job: IngestJob, context: IngestContext): Promise<
   const { team, input } = job;
   const event = input.event === undefined ? undefined : await eventOf(db, team, context, input.event);
   const target = input.experiment === undefined ? undefined : await experimentOf(db, team, context, input.experiment);
-  const variants = target && !context.variants.has(target.id) ? await variantsOfMany(db, team.id, [target.id]) : context.variants;
-  const chosen = target && input.variant !== undefined ? requireVariant(variants.get(target.id) ?? [], target, input.variant) : undefined;
-  return { job, given: givenParticipant(input), event, target, experiments: target ? [target] : context.running, variants, chosen };
+  const chosen = target && input.variant !== undefined ? requireVariant(await variantsIn(db, team, context, target), target, input.variant) : undefined;
+  return { job, given: givenParticipant(input), event, target, experiments: target ? [target] : context.running, running: context.running, variants: context.variants, chosen, value: carriedValue(input, event) };
+}
+
+/** An ingest's `value` (micro-units): required with a value event, refused with any other (409). */
+function carriedValue(input: IngestRequest, event: EventRow | undefined): bigint | undefined {
+  if (!event) return undefined;
+  if (event.type === 'value' && input.value === undefined) throw new Conflict(`Event '${event.key}' is a value event: send \`value\` with it.`);
+  if (event.type !== 'value' && input.value !== undefined) throw new Conflict(`Event '${event.key}' is a ${event.type} event: it carries no \`value\` (only value events do).`);
+  return input.value === undefined ? undefined : toMicros(input.value)!;
+}
+
+/**
+ * Whether a resolved ingest is refused, as the single ingest decides it against the quota use the
+ * ingests before it in the flush have left: 409 for a named experiment that is not running (402
+ * first if the quota is used up), 402 when the quota is used up; else it counts against the quota.
+ */
+function admission(used: Map<number, number>, unit: Resolved, at: string): HttpError | undefined {
+  const team = unit.job.team;
+  const quotaLeft = team.ingest_limit === null || used.get(team.id)! < team.ingest_limit;
+  if (!quotaLeft) return new QuotaExceeded(`Team ${team.id} has used its ${team.ingest_limit} ingests of ${quotaMonth(at)} (UTC).`);
+  if (unit.target && unit.target.status !== 'running') return new Conflict(`Experiment '${unit.target.key}' is ${unit.target.status}; only a running experiment enrols.`);
+  used.set(team.id, used.get(team.id)! + 1);
+  return undefined;
 }
 
 /** The participant an ingest names: a key alone, or a key with notes and attributes. */
@@ -203,35 +248,28 @@ async function withHistories(db: Db, statements: FlushStatements, rows: Particip
   const { enrolments, exclusions, conversions } = await statements.histories(db, rows);
   for (const { participant_id, ...enrolment } of enrolments) byId.get(participant_id)!.enrolments.push(enrolment);
   for (const row of exclusions) byId.get(row.participant_id)!.excluded.add(row.experiment_id);
-  for (const row of conversions) byId.get(row.participant_id)!.conversions.set(`${row.experiment_id}:${row.event_id}`, Number(row.count));
+  for (const row of conversions) byId.get(row.participant_id)!.conversions.set(`${row.experiment_id}:${row.event_id}`, { count: Number(row.count), value: exact(row.value) });
   return states;
 }
 
 /**
- * One ingest decided as the single ingest decides it, against the state the ingests before it
- * in the flush have left: 409 for a named experiment that is not running (402 first if the quota
- * is used up), 402 when the quota is used up, else the participant created or updated, enrolled
- * (sticky, exclusions kept) and its event counted.
+ * An accepted ingest applied as the single ingest applies it, against the state the ingests
+ * before it in the flush have left: the participant created or updated, enrolled (sticky,
+ * exclusions kept) and its event counted.
  */
-function decide(flush: Flush, unit: Resolved): IngestedUnit | HttpError {
-  const { at, used } = flush;
+function apply(flush: Flush, unit: Resolved): IngestedUnit {
+  const { at } = flush;
   const team = unit.job.team;
-  const quotaLeft = team.ingest_limit === null || used.get(team.id)! < team.ingest_limit;
-  const quotaExceeded = () => new QuotaExceeded(`Team ${team.id} has used its ${team.ingest_limit} ingests of ${quotaMonth(at)} (UTC).`);
-  if (unit.target && unit.target.status !== 'running') {
-    if (!quotaLeft) return quotaExceeded();
-    return new Conflict(`Experiment '${unit.target.key}' is ${unit.target.status}; only a running experiment enrols.`);
-  }
-  if (!quotaLeft) return quotaExceeded();
-  used.set(team.id, used.get(team.id)! + 1);
-  flush.quota.set(team.id, (flush.quota.get(team.id) ?? 0) + 1);
-
   const state = participantOf(flush.participants, team.id, unit.given, at);
   const enrolled = new Set(state.enrolments.map((enrolment) => enrolment.experiment_id));
+  const candidate = candidateOf(state.row);
   for (const experiment of unit.experiments) {
     if (experiment.status !== 'running' || enrolled.has(experiment.id) || state.excluded.has(experiment.id)) continue;
+    if (holdsGroupOf(state, unit.running, experiment)) continue;
+    const targeting = targetingOf(experiment);
     const shares = (unit.variants.get(experiment.id) ?? []).map((variant) => ({ ...variant, traffic: variant.share }));
-    const variant = unit.chosen ?? assignVariant(experiment.seed, state.row.key, shares);
+    // A chosen variant is honoured only for a participant who qualifies.
+    const variant = unit.chosen ? (admits(targeting, candidate) ? unit.chosen : null) : placeParticipant(targeting, candidate, shares);
     if (!variant) continue;
     state.enrolments.push({ id: 0, experiment_id: experiment.id, variant_id: variant.id, experiment_key: experiment.key, status: 'running', variant_key: variant.key, enrolled_at: at });
     flush.enrolments.push({ state, teamId: team.id, experimentId: experiment.id, variantId: variant.id });
@@ -241,21 +279,49 @@ function decide(flush: Flush, unit: Resolved): IngestedUnit | HttpError {
   }
   const assignments = state.enrolments.filter((enrolment) => enrolment.status === 'running');
   if (unit.event) {
+    const event = unit.event;
+    const value = unit.value ?? 0n;
     for (const placement of assignments.filter((enrolment) => !unit.target || enrolment.experiment_id === unit.target.id)) {
-      const conversion = `${placement.experiment_id}:${unit.event.id}`;
-      const before = state.conversions.get(conversion) ?? 0;
-      state.conversions.set(conversion, before + 1);
+      const conversion = `${placement.experiment_id}:${event.id}`;
+      const before = state.conversions.get(conversion) ?? { count: 0, value: 0n };
+      const after = { count: before.count + 1, value: before.value + value };
+      state.conversions.set(conversion, after);
       const conversionKey = `${participantKey(team.id, state.row.key)}\u0000${conversion}`;
-      const row = flush.conversions.get(conversionKey) ?? { state, teamId: team.id, experimentId: placement.experiment_id, eventId: unit.event.id, added: 0 };
+      const row = flush.conversions.get(conversionKey) ?? { state, teamId: team.id, experimentId: placement.experiment_id, eventId: event.id, added: 0, value: 0n };
       row.added++;
+      row.value += value;
       flush.conversions.set(conversionKey, row);
-      const counts = flush.eventCounts.get(`${placement.variant_id}:${unit.event.id}`) ?? { teamId: team.id, variantId: placement.variant_id, eventId: unit.event.id, conversions: 0, unique: 0 };
+      const countsKey = `${placement.variant_id}:${event.id}`;
+      const counts = flush.eventCounts.get(countsKey) ?? { teamId: team.id, variantId: placement.variant_id, eventId: event.id, conversions: 0, unique: 0, sumY: 0n, sumY2: 0n };
       counts.conversions++;
-      if (before === 0) counts.unique++;
-      flush.eventCounts.set(`${placement.variant_id}:${unit.event.id}`, counts);
+      if (before.count === 0) counts.unique++;
+      const change = sumChange(metricValue(event, before), metricValue(event, after));
+      counts.sumY += change.y;
+      counts.sumY2 += change.y2;
+      flush.eventCounts.set(countsKey, counts);
     }
   }
   return { participant: state.row, assignments: [...assignments] };
+}
+
+/** The participant as conditions see it: its attributes as stored after this ingest's change, parsed only if a condition asks. */
+function candidateOf(row: ParticipantRow): Candidate {
+  let attributes: ConditionAttributes | undefined;
+  return {
+    key: row.key,
+    get attributes() {
+      return (attributes ??= JSON.parse(row.attributes) as ConditionAttributes);
+    },
+  };
+}
+
+/** Whether the participant is enrolled in another running experiment of the experiment's exclusion group. */
+function holdsGroupOf(state: ParticipantState, running: ExperimentRow[], experiment: ExperimentRow): boolean {
+  if (experiment.group_key === null) return false;
+  return state.enrolments.some((enrolment) => {
+    if (enrolment.experiment_id === experiment.id || enrolment.status !== 'running') return false;
+    return running.find((other) => other.id === enrolment.experiment_id)?.group_key === experiment.group_key;
+  });
 }
 
 /** The participant's state in the flush: as read, or created by this ingest; given notes and attributes applied. */
@@ -279,32 +345,3 @@ function participantOf(participants: Map<string, ParticipantState>, teamId: numb
   }
   return state;
 }
-
-/**
- * Collects the ingests that arrive while a flush runs and flushes them together next, like the
- * group commit (storage/group-commit.ts) does for other units: one transaction — one commit — per
- * flush, at most MAX_FLUSH ingests each.
- */
-export function ingestFlusher(db: Db, statements: FlushStatements): (job: Omit<IngestJob, 'resolve' | 'reject'>) => Promise<IngestedUnit> {
-  let waiting: IngestJob[] = [];
-  let running = false;
-  async function drain(): Promise<void> {
-    while (waiting.length > 0) {
-      const jobs = waiting.slice(0, MAX_FLUSH);
-      waiting = waiting.slice(jobs.length);
-      await flushIngests(db, statements, jobs);
-    }
-    running = false;
-  }
-  return (job) =>
-    new Promise<IngestedUnit>((resolve, reject) => {
-      waiting.push({ ...job, resolve, reject });
-      if (!running) {
-        running = true;
-        // Let the ingests that arrive in the same turn of the event loop join this flush.
-        setImmediate(() => void drain());
-      }
-    });
-}
-
-const MAX_FLUSH = 500;

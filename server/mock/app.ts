@@ -2,14 +2,14 @@ import express, { type Express } from 'express';
 import type { Logger } from 'pino';
 import type { Identify } from '../auth/authenticate';
 import { hashCredential, sameHash } from '../auth/credentials';
-import { loadContract } from '../http/contract';
-import { corsHandler } from '../http/cors';
-import { serveContract } from '../http/docs';
+import { loadContract } from '../contract/document';
+import { corsHandler } from '../contract/cors';
+import { serveContract } from '../docs/routes';
 import { NotFound } from '../http/errors';
-import { useContractGate } from '../http/gate';
+import { useContractGate } from '../contract/gate';
 import { problemHandler } from '../http/problem';
 import { requestLog } from '../http/request-log';
-import { operationOf } from '../http/routing';
+import { operationOf } from '../contract/routing';
 import { teamIdOf } from '../teams/middleware';
 import type { TeamRow } from '../teams/store';
 import { documentedAnswer, preferenceOf } from './examples';
@@ -51,7 +51,7 @@ export function createMockApp({ logger, team, token, ingestKey }: MockOptions): 
   app.set('query parser', 'simple');
   app.use(requestLog(logger));
   app.use(corsHandler(contract));
-  serveContract(app);
+  serveContract(app, { resultsPage: false });
   useContractGate(app, contract, identify, { validateRequests: true, validateResponses: true });
   app.use('/api/teams/:team', (req, _res, next) => {
     const id = teamIdOf(String(req.params.team));
@@ -61,7 +61,9 @@ export function createMockApp({ logger, team, token, ingestKey }: MockOptions): 
   app.use('/api', (req, res) => {
     const operation = operations.get(operationOf(res).operationId)!;
     const answer = documentedAnswer(contract as object, operation, preferenceOf(req.get('prefer')));
-    res.status(answer.status).set(answer.headers).type(answer.mediaType).json(answer.body);
+    res.status(answer.status).set(answer.headers);
+    if (answer.mediaType === null) res.end();
+    else res.type(answer.mediaType).json(answer.body);
   });
   app.use((req) => {
     throw new NotFound(`There is nothing at ${req.path}.`);

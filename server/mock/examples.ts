@@ -5,7 +5,8 @@ type Node = { [key: string]: any };
 
 export interface MockAnswer {
   status: number;
-  mediaType: string;
+  /** null: the answer has no body (the config's 304). */
+  mediaType: string | null;
   body: unknown;
   headers: Record<string, string>;
 }
@@ -47,14 +48,15 @@ function deref(document: Node, node: Node): Node {
 export function documentedAnswer(document: Node, operation: Node, preference: Preference): MockAnswer {
   const responses = operation.responses as Node;
   const code = preference.code ?? '200';
-  if (!(code in responses)) {
+  // Own properties only: `constructor`, `__proto__` or `toString` is no status the operation documents.
+  if (!Object.hasOwn(responses, code)) {
     const documented = Object.keys(responses).join(', ');
     throw new BadRequest(`Prefer: code=${code} is not documented for ${operation.operationId}; it documents ${documented}.`, [
       { path: '/header/prefer', message: `code must be one of ${documented}` },
     ]);
   }
   const response = deref(document, responses[code]);
-  const [mediaType, content] = Object.entries<Node>(response.content ?? {})[0] ?? ['application/json', {}];
+  const [mediaType, content] = Object.entries<Node>(response.content ?? {})[0] ?? [null, {}];
   const examples = Object.entries<Node>(content.examples ?? {}).map(([name, example]) => [name, deref(document, example).value] as const);
   let body: unknown = content.example ?? examples[0]?.[1];
   if (preference.example !== undefined) {

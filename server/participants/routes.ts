@@ -1,5 +1,5 @@
 import { Router } from 'express';
-import { paginated, pageRequest } from '../http/pagination';
+import { paginated, pageRequest } from '../routes/pagination';
 import type { Storage } from '../storage/database';
 import { teamOf } from '../teams/middleware';
 import * as service from './service';

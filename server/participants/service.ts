@@ -2,7 +2,7 @@ import type { components } from '../../generated/api';
 import * as enrolments from '../enrolments/store';
 import { requireExperiment } from '../experiments/service';
 import { Conflict, NotFound } from '../http/errors';
-import type { PageRequest } from '../http/pagination';
+import type { PageRequest } from '../routes/pagination';
 import type { Db, Storage } from '../storage/database';
 import { countInTeam } from '../storage/counts';
 import { now, onDuplicate } from '../storage/values';
@@ -93,13 +93,13 @@ export async function getEnrolment(db: Db, team: TeamRow, key: string, experimen
   return enrolments.toEnrolment(await requireEnrolment(db, team, participant, experiment));
 }
 
-/** Unenrols for good: the enrolment and its conversions leave the statistics, and ingest never enrols it there again. */
+/** Withdraws for good, by intention to treat: what it contributed stays in the statistics, nothing later counts, and ingest never enrols it there again. */
 export async function unenrol(storage: Storage, team: TeamRow, key: string, experimentKey: string): Promise<Enrolment> {
   return storage.batched(async (trx) => {
     const participant = await lockedParticipant(trx, team, key);
     const experiment = await requireExperiment(trx, team, experimentKey);
     const enrolment = await requireEnrolment(trx, team, participant, experiment);
-    await enrolments.removeEnrolment(trx, team.id, participant.id, enrolment);
+    await enrolments.withdrawEnrolment(trx, team.id, participant.id, enrolment);
     await enrolments.exclude(trx, team.id, participant.id, experiment.id);
     return enrolments.toEnrolment(enrolment);
   }, team.id);

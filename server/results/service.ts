@@ -1,44 +1,68 @@
 import type { components } from '../../generated/api';
 import { compareSequentially, cumulativeDays, daysRunning, MINIMUM_PARTICIPANTS, SRM_WARNING_BELOW, type DailyChange } from '../domain/results';
 import { MIXING_SD } from '../domain/sequential';
-import type { ArmCounts } from '../domain/statistics';
 import { requireExperiment } from '../experiments/service';
-import type { ExperimentRow } from '../experiments/store';
+import { coverageChangesOf, guardrailsOf, type ExperimentRow } from '../experiments/store';
+import { judgeByRole, type Judgement, type Role } from '../domain/roles';
+import { toPercent } from '../domain/coverage';
 import { NotFound } from '../http/errors';
 import { eventsByKey } from '../events/store';
 import type { Db } from '../storage/database';
 import { inSnapshot } from '../storage/snapshot';
-import { isoOrNull, now } from '../storage/values';
+import { iso, isoOrNull, now } from '../storage/values';
 import type { TeamRow } from '../teams/store';
-import { eventStatistics, experimentSrm } from '../variants/statistics';
-import { eventCountsOf, variantsOf, type ResolvedVariant } from '../variants/store';
-import { dailyChangesOf } from './store';
+import { armTotalsOf, eventStatistics, experimentSrm } from '../variants/statistics';
+import { variantsOf, type ResolvedVariant } from '../variants/store';
+import { countsOnEvents, dailyChangesOf, lastCountedDay } from './store';
 
 type ExperimentResults = components['schemas']['ExperimentResults'];
 type EventResults = components['schemas']['EventResults'];
 type EventType = components['schemas']['EventType'];
+type ResultsDay = components['schemas']['ResultsHistory']['days'][number];
 
 interface EventRow {
   id: number;
   key: string;
   type: EventType;
+  direction: 'increase' | 'decrease';
 }
 
+/** What a results read describes: its events (the goal alone by default), the event of its history, and the history's days at most. */
+export interface ResultsSelection {
+  events?: string[];
+  historyEvent?: string;
+  historyDays?: number;
+}
+
+export const HISTORY_DAYS = 90;
+
 /** Reads the experiment's counters and its daily roll-up from one snapshot, then describes them. */
-export async function experimentResults(db: Db, team: TeamRow, experimentKey: string, historyEventKey?: string): Promise<ExperimentResults> {
+export async function experimentResults(db: Db, team: TeamRow, experimentKey: string, selection: ResultsSelection = {}): Promise<ExperimentResults> {
   const read = await inSnapshot(db, async (snapshot) => {
     const experiment = await requireExperiment(snapshot, team, experimentKey);
     const variants = await variantsOf(snapshot, team.id, experiment.id);
     const events: EventRow[] = await eventsByKey(snapshot, team.id);
-    const historyEvent = historyEventKey === undefined ? events.find((e) => e.id === experiment.event_id) : events.find((e) => e.key === historyEventKey);
-    if (!historyEvent) throw new NotFound(`No event '${historyEventKey}' in team ${team.id}.`);
+    const eventNamed = (key: string) => {
+      const event = events.find((e) => e.key === key);
+      if (!event) throw new NotFound(`No event '${key}' in team ${team.id}.`);
+      return event;
+    };
+    const goal = events.find((e) => e.id === experiment.event_id)!;
+    const chosen = selection.events === undefined ? [goal] : [...new Set(selection.events)].map(eventNamed);
+    const historyEvent = selection.historyEvent === undefined ? goal : eventNamed(selection.historyEvent);
     const variantIds = variants.map((v) => v.id);
-    const counts = await eventCountsOf(snapshot, team.id, variantIds);
-    const daily = await dailyChangesOf(snapshot, team.id, variantIds, historyEvent.id);
-    return { experiment, variants, events, historyEvent, counts, daily };
+    // Every event's counts: the corrections run over the whole team's events, whichever are chosen.
+    const counts = await countsOnEvents(snapshot, team.id, variantIds, events.map((event) => event.id));
+    const last = await lastCountedDay(snapshot, team.id, variantIds, historyEvent.id);
+    const daily = last === null ? { participants: [], conversions: [] } : await dailyChangesOf(snapshot, team.id, variantIds, historyEvent.id, addDays(last, 1 - (selection.historyDays ?? HISTORY_DAYS)));
+    const coverageChanges = await coverageChangesOf(snapshot, team.id, experiment.id);
+    return { experiment, variants, goal, events, chosen, historyEvent, counts, daily, coverageChanges };
   });
+  const coverage_changes = read.coverageChanges.map((change) => ({ at: iso(change.changed_at), from: toPercent(change.from_coverage), to: toPercent(change.to_coverage) }));
   // Computed once the snapshot is let go: on SQLite it holds the one connection.
-  return describe(read.experiment, ordered(read.variants), read.events, read.counts, read.historyEvent, dailyChanges(read.daily));
+  const roles = rolesOf(read.experiment, read.goal, read.events);
+  const results = await describe(read.experiment, ordered(read.variants), read.goal, read.chosen, read.counts, read.historyEvent, dailyChanges(read.daily), roles);
+  return { ...results, coverage: toPercent(read.experiment.coverage), coverage_changes };
 }
 
 /** The control first, then by key. */
@@ -53,18 +77,83 @@ function dailyChanges(daily: Awaited<ReturnType<typeof dailyChangesOf>>): DailyC
   ];
 }
 
-type Counts = Awaited<ReturnType<typeof eventCountsOf>>;
+type Counts = Awaited<ReturnType<typeof countsOnEvents>>;
 
-function describe(experiment: ExperimentRow, variants: ResolvedVariant[], events: EventRow[], counts: Counts, historyEvent: EventRow, changes: DailyChange[]): ExperimentResults {
+interface EventRole {
+  event: EventRow;
+  role: Role;
+}
+
+/** Every event of the team with its role: the goal first, then the others by key. */
+function rolesOf(experiment: ExperimentRow, goal: EventRow, events: EventRow[]): EventRole[] {
+  const guardrails = new Set(guardrailsOf(experiment).map((event) => event.id));
+  return [goal, ...events.filter((event) => event.id !== goal.id)].map((event) => ({
+    event,
+    role: event.id === goal.id ? 'goal' : guardrails.has(event.id) ? 'guardrail' : 'secondary',
+  }));
+}
+
+/** The corrected judgement of each event × variant other than the control, by event id then variant id. */
+function judgements(roles: EventRole[], variants: ResolvedVariant[], control: ResolvedVariant | undefined, armOn: ReturnType<typeof armTotalsOf>): Map<number, Map<number, Judgement>> {
+  if (!control) return new Map();
+  const others = variants.filter((variant) => variant.id !== control.id);
+  const judged = judgeByRole(roles.map(({ event, role }) => ({ role, direction: event.direction, control: armOn(control, event.id), variants: others.map((variant) => armOn(variant, event.id)) })));
+  return new Map(roles.map(({ event }, i) => [event.id, new Map(others.map((variant, j) => [variant.id, judged[i]![j]!]))]));
+}
+
+/**
+ * The results of the chosen events and the history, computed a slice at a time (an event, or
+ * HISTORY_SLICE days) with a yield to the event loop between slices: at the limits they are
+ * some 11 000 sequential tests, which would otherwise hold up every other request meanwhile.
+ */
+async function describe(experiment: ExperimentRow, variants: ResolvedVariant[], goal: EventRow, events: EventRow[], counts: Counts, historyEvent: EventRow, changes: DailyChange[], roles: EventRole[]): Promise<Omit<ExperimentResults, 'coverage' | 'coverage_changes'>> {
   const control = variants.find((v) => Boolean(v.control));
-  const countOf = new Map(counts.map((count) => [`${count.variant_id}:${count.event_id}`, count]));
-  const armOn = (arm: ResolvedVariant, eventId: number): ArmCounts => {
-    const row = countOf.get(`${arm.id}:${eventId}`);
-    return { participants: arm.participants, conversions: row?.conversions ?? 0, uniqueConversions: row?.unique_conversions ?? 0 };
-  };
-  const goal = events.find((e) => e.id === experiment.event_id)!;
-  const goalFirst = [goal, ...events.filter((e) => e.id !== goal.id)];
+  const armOn = armTotalsOf(counts);
+  const judged = judgements(roles, variants, control, armOn);
+  const roleOf = new Map(roles.map(({ event, role }) => [event.id, role]));
   const srm = experimentSrm(variants);
+  const eventResults: EventResults[] = [];
+  for (const event of events) {
+    await yieldToOthers();
+    eventResults.push({
+      event: event.key,
+      type: event.type,
+      goal: event.id === goal.id,
+      role: roleOf.get(event.id)!,
+      direction: event.direction,
+      variants: variants.map((variant) => {
+        const arm = armOn(variant, event.id);
+        const controlArm = control && armOn(control, event.id);
+        const isControl = variant.id === control?.id;
+        const sequential = compareSequentially(arm, controlArm, isControl);
+        const judgement = judged.get(event.id)?.get(variant.id);
+        return {
+          variant: variant.key,
+          control: isControl,
+          participants: variant.participants,
+          statistics: eventStatistics(event, arm, controlArm ?? armOn(undefined, event.id), isControl),
+          difference: sequential.difference,
+          confidence_sequence: sequential.confidenceSequence,
+          verdict: sequential.verdict,
+          always_valid_p_value: judgement?.pValue ?? null,
+          adjusted_p_value: judgement?.adjustedPValue ?? null,
+          corrected_verdict: judgement?.verdict ?? null,
+        };
+      }),
+    });
+  }
+  const days: ResultsDay[] = [];
+  for (const { day, totals } of cumulativeDays(changes, variants.map((v) => v.id))) {
+    if (days.length % HISTORY_SLICE === 0) await yieldToOthers();
+    days.push({
+      day,
+      variants: variants.map((variant) => {
+        const arm = totals.get(variant.id)!;
+        const sequential = compareSequentially(arm, control && totals.get(control.id), variant.id === control?.id);
+        return { variant: variant.key, participants: arm.participants, unique_conversions: arm.uniqueConversions, difference: sequential.difference, confidence_sequence: sequential.confidenceSequence };
+      }),
+    });
+  }
 
   return {
     experiment: experiment.key,
@@ -80,36 +169,19 @@ function describe(experiment: ExperimentRow, variants: ResolvedVariant[], events
     srm,
     srm_warning: srm.p_value !== null && srm.p_value < SRM_WARNING_BELOW,
     method: { name: 'msprt_normal_mixture', alpha: 0.05, mixing_sd: MIXING_SD, minimum_participants: MINIMUM_PARTICIPANTS },
-    events: goalFirst.map((event): EventResults => ({
-      event: event.key,
-      type: event.type,
-      goal: event.id === goal.id,
-      variants: variants.map((variant) => {
-        const arm = armOn(variant, event.id);
-        const controlArm = control && armOn(control, event.id);
-        const isControl = variant.id === control?.id;
-        const sequential = compareSequentially(arm, controlArm, isControl);
-        return {
-          variant: variant.key,
-          control: isControl,
-          participants: variant.participants,
-          statistics: eventStatistics(event, arm, controlArm ?? { participants: 0, conversions: 0, uniqueConversions: 0 }, isControl),
-          difference: sequential.difference,
-          confidence_sequence: sequential.confidenceSequence,
-          verdict: sequential.verdict,
-        };
-      }),
-    })),
-    history: {
-      event: historyEvent.key,
-      days: cumulativeDays(changes, variants.map((v) => v.id)).map(({ day, totals }) => ({
-        day,
-        variants: variants.map((variant) => {
-          const arm = totals.get(variant.id)!;
-          const sequential = compareSequentially(arm, control && totals.get(control.id), variant.id === control?.id);
-          return { variant: variant.key, participants: arm.participants, unique_conversions: arm.uniqueConversions, difference: sequential.difference, confidence_sequence: sequential.confidenceSequence };
-        }),
-      })),
-    },
+    events: eventResults,
+    history: { event: historyEvent.key, days },
   };
+}
+
+/** Days of history computed between two yields. */
+const HISTORY_SLICE = 10;
+
+const yieldToOthers = () => new Promise((resolve) => setImmediate(resolve));
+
+/** The day `days` after `day` (before it when negative), as `YYYY-MM-DD`. */
+function addDays(day: string, days: number): string {
+  const date = new Date(`${day}T00:00:00.000Z`);
+  date.setUTCDate(date.getUTCDate() + days);
+  return date.toISOString().slice(0, 10);
 }

@@ -1,20 +1,64 @@
+import { sql } from 'kysely';
 import type { Db } from '../storage/database';
 
-/** The daily roll-up of the variants' participants and, for one event, their conversions. */
-export async function dailyChangesOf(db: Db, teamId: number, variantIds: number[], eventId: number) {
-  if (variantIds.length === 0) return { participants: [], conversions: [] };
-  const participants = await db
-    .selectFrom('daily_variant_counts')
-    .select(['variant_id', 'day', 'participants'])
+/** The variants' counts on the chosen events only. */
+export async function countsOnEvents(db: Db, teamId: number, variantIds: number[], eventIds: number[]) {
+  if (variantIds.length === 0 || eventIds.length === 0) return [];
+  return db
+    .selectFrom('variant_event_counts')
+    .select(['variant_id', 'event_id', 'conversions', 'unique_conversions', 'sum_y', 'sum_y2'])
     .where('team_id', '=', teamId)
     .where('variant_id', 'in', variantIds)
+    .where('event_id', 'in', eventIds)
+    .execute();
+}
+
+/** The last day the variants' participants or their conversions on the event changed; null before anything was counted. */
+export async function lastCountedDay(db: Db, teamId: number, variantIds: number[], eventId: number): Promise<string | null> {
+  if (variantIds.length === 0) return null;
+  const [participants, conversions] = await Promise.all([
+    db.selectFrom('daily_variant_counts').select((eb) => eb.fn.max('day').as('day')).where('team_id', '=', teamId).where('variant_id', 'in', variantIds).executeTakeFirst(),
+    db
+      .selectFrom('daily_variant_event_counts')
+      .select((eb) => eb.fn.max('day').as('day'))
+      .where('team_id', '=', teamId)
+      .where('variant_id', 'in', variantIds)
+      .where('event_id', '=', eventId)
+      .executeTakeFirst(),
+  ]);
+  const days = [participants?.day, conversions?.day].filter((day): day is string => typeof day === 'string');
+  return days.length === 0 ? null : days.sort().at(-1)!;
+}
+
+// The second column, `day`: by position, since PostgreSQL does not take the same expression with its own parameters for the one selected.
+const BY_DAY = sql`2`;
+
+/**
+ * The daily roll-up of the variants' participants and, for one event, their conversions, from
+ * `from` on; what changed before `from` summed into `from` itself, so that the days' cumulative
+ * totals are the same as from the whole roll-up, in a number of rows that does not grow with the
+ * days before the window.
+ */
+export async function dailyChangesOf(db: Db, teamId: number, variantIds: number[], eventId: number, from: string) {
+  if (variantIds.length === 0) return { participants: [], conversions: [] };
+  const day = sql<string>`case when day < ${from} then ${from} else day end`;
+  const participants = await db
+    .selectFrom('daily_variant_counts')
+    .select(['variant_id', day.as('day'), (eb) => eb.fn.sum<number>('participants').as('participants')])
+    .where('team_id', '=', teamId)
+    .where('variant_id', 'in', variantIds)
+    .groupBy(['variant_id', BY_DAY])
     .execute();
   const conversions = await db
     .selectFrom('daily_variant_event_counts')
-    .select(['variant_id', 'day', 'unique_conversions'])
+    .select(['variant_id', day.as('day'), (eb) => eb.fn.sum<number>('unique_conversions').as('unique_conversions')])
     .where('team_id', '=', teamId)
     .where('variant_id', 'in', variantIds)
     .where('event_id', '=', eventId)
+    .groupBy(['variant_id', BY_DAY])
     .execute();
-  return { participants, conversions };
+  return {
+    participants: participants.map((row) => ({ ...row, participants: Number(row.participants) })),
+    conversions: conversions.map((row) => ({ ...row, unique_conversions: Number(row.unique_conversions) })),
+  };
 }

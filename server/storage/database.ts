@@ -1,7 +1,7 @@
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
-import { Kysely, Migrator, PostgresDialect, type Migration } from 'kysely';
+import { Kysely, Migrator, PostgresDialect, type LogConfig, type Migration } from 'kysely';
 import pg from 'pg';
 import type { Engine } from './engine';
 import { groupCommit, type Batched } from './group-commit';
@@ -9,12 +9,18 @@ import { initialSchema } from './migrations/001_initial';
 import { configVersion } from './migrations/002_config_version';
 import { dailyCounts } from './migrations/003_daily_counts';
 import { compositeKeys } from './migrations/004_composite_keys';
+import { flagRules } from './migrations/006_flag_rules';
+import { targeting } from './migrations/005_targeting';
+import { metrics } from './migrations/007_metrics';
+import { participantsOrder } from './migrations/008_participants_order';
+import { guardrails } from './migrations/009_guardrails';
+import { registerExactAdd } from './exact-sums';
 import { preparingStatements } from './postgres-statements';
-import type { Database } from './schema';
+import type { Database, Db } from './schema';
 import { ImmediateSqliteDialect } from './sqlite-dialect';
 import { reusingStatements } from './sqlite-statements';
 
-export type Db = Kysely<Database>;
+export type { Db } from './schema';
 
 export interface Storage {
   db: Db;
@@ -38,6 +44,8 @@ export interface StorageOptions {
   connectTimeoutMs?: number;
   /** SQLite: how long a write waits for another process's write lock before SQLITE_BUSY (503). */
   busyTimeoutMs?: number;
+  /** Called with each query run and how long it took (Kysely's `log`): for diagnosis and to count statements. */
+  log?: LogConfig;
 }
 
 export const DEFAULT_CONNECT_TIMEOUT_MS = 5000;
@@ -48,8 +56,8 @@ pg.types.setTypeParser(pg.types.builtins.INT8, (value) => Number(value));
 
 export async function openStorage(options: StorageOptions): Promise<Storage> {
   const storage = options.databaseUrl
-    ? openPostgres(options.databaseUrl, options.poolSize, options.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS)
-    : openSqlite(options.dataDir, options.busyTimeoutMs ?? DEFAULT_BUSY_TIMEOUT_MS);
+    ? openPostgres(options.databaseUrl, options.poolSize, options.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS, options.log)
+    : openSqlite(options.dataDir, options.busyTimeoutMs ?? DEFAULT_BUSY_TIMEOUT_MS, options.log);
   try {
     await migrate(storage);
   } catch (error) {
@@ -59,7 +67,7 @@ export async function openStorage(options: StorageOptions): Promise<Storage> {
   return storage;
 }
 
-function openSqlite(dataDir: string, busyTimeoutMs: number): Storage {
+function openSqlite(dataDir: string, busyTimeoutMs: number, log?: LogConfig): Storage {
   mkdirSync(dataDir, { recursive: true });
   const database = new BetterSqlite3(join(dataDir, 'experimentation.sqlite'));
   database.pragma('journal_mode = WAL');
@@ -67,15 +75,16 @@ function openSqlite(dataDir: string, busyTimeoutMs: number): Storage {
   database.pragma('synchronous = FULL');
   database.pragma('foreign_keys = ON');
   database.pragma(`busy_timeout = ${Math.max(0, Math.round(busyTimeoutMs))}`);
+  registerExactAdd(database);
   const durability = {
     journal_mode: String(database.pragma('journal_mode', { simple: true })),
     synchronous: Number(database.pragma('synchronous', { simple: true })),
   };
-  const db = new Kysely<Database>({ dialect: new ImmediateSqliteDialect({ database: reusingStatements(database) }) });
+  const db = new Kysely<Database>({ dialect: new ImmediateSqliteDialect({ database: reusingStatements(database) }), log });
   return { db, engine: 'sqlite', batched: groupCommit(db, 'sqlite'), durability, close: () => db.destroy() };
 }
 
-function openPostgres(connectionString: string, poolSize = 10, connectTimeoutMs = DEFAULT_CONNECT_TIMEOUT_MS): Storage {
+function openPostgres(connectionString: string, poolSize = 10, connectTimeoutMs = DEFAULT_CONNECT_TIMEOUT_MS, log?: LogConfig): Storage {
   // keepAlive: a connection to a database host that vanished without closing it (network, power) is
   // eventually found dead by TCP keep-alive instead of being kept forever. No reconnect logic of our
   // own: a client whose connection died is not queryable, the pool drops it on release, and the
@@ -94,13 +103,23 @@ function openPostgres(connectionString: string, poolSize = 10, connectTimeoutMs 
   // or between two queries of a transaction — emits 'error' too: the query in flight already
   // rejects with it, so here it is only kept from becoming an uncaught exception.
   pool.on('connect', (client) => client.on('error', () => {}));
-  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: preparingStatements(pool) }) });
+  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: preparingStatements(pool) }), log });
   return { db, engine: 'postgres', batched: groupCommit(db, 'postgres'), close: () => db.destroy() };
 }
 
 /** The schema's migrations, in order. */
 export function migrationsOf(engine: Engine): Record<string, Migration> {
-  return { '001_initial': initialSchema(engine), '002_config_version': configVersion, '003_daily_counts': dailyCounts, '004_composite_keys': compositeKeys(engine) };
+  return {
+    '001_initial': initialSchema(engine),
+    '002_config_version': configVersion,
+    '003_daily_counts': dailyCounts,
+    '004_composite_keys': compositeKeys(engine),
+    '005_targeting': targeting(engine),
+    '006_flag_rules': flagRules,
+    '007_metrics': metrics(engine),
+    '008_participants_order': participantsOrder,
+    '009_guardrails': guardrails,
+  };
 }
 
 async function migrate(storage: Storage): Promise<void> {

@@ -1,5 +1,5 @@
 import { CompiledQuery } from 'kysely';
-import type { Db } from './database';
+import type { Db } from './schema';
 import type { Engine } from './engine';
 import { isRetryable, MAX_TRIES, teamLock } from './team-lock';
 

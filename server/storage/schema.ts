@@ -1,7 +1,9 @@
-import type { ColumnType, Generated } from 'kysely';
+import type { ColumnType, Generated, Kysely } from 'kysely';
 
 // Timestamps are written as RFC 3339 strings on both engines; PostgreSQL reads them back as Date.
 type Timestamp = ColumnType<Date | string, string, string>;
+// An exact sum (storage/exact-sums.ts): decimal text on SQLite, numeric (read as a string) on PostgreSQL.
+type ExactSum = ColumnType<string | number, string | undefined, string>;
 // SQLite stores booleans as 0/1 (bound so by server/storage/sqlite-statements.ts); PostgreSQL as boolean.
 type Bool = ColumnType<boolean | number, boolean, boolean>;
 
@@ -38,7 +40,9 @@ export interface Database {
     team_id: number;
     key: string;
     description: string | null;
-    type: 'unique' | 'count';
+    type: 'unique' | 'count' | 'value';
+    cap: number | null;
+    direction: ColumnType<'increase' | 'decrease', 'increase' | 'decrease' | undefined, 'increase' | 'decrease'>;
     created_at: Timestamp;
     updated_at: Timestamp;
   };
@@ -50,10 +54,27 @@ export interface Database {
     status: 'draft' | 'running' | 'stopped';
     event_id: number;
     seed: string;
+    /** 1: 100 buckets (experiments stored before migration 005); 2: 10 000 buckets. */
+    hash_version: Generated<1 | 2>;
+    /** Hundredths of a percent, 0–10 000. */
+    coverage: Generated<number>;
+    group_key: string | null;
+    /** Hundredths of a percent: the range [group_start, group_end) of the group's hash space. */
+    group_start: number | null;
+    group_end: number | null;
+    /** The experiment's condition as JSON, or null for everyone. */
+    conditions: string | null;
     created_at: Timestamp;
     updated_at: Timestamp;
     started_at: Timestamp | null;
     stopped_at: Timestamp | null;
+  };
+  /** The guardrail events of each experiment, `position` its order in the experiment's list. */
+  experiment_guardrails: {
+    team_id: number;
+    experiment_id: number;
+    event_id: number;
+    position: number;
   };
   variants: {
     id: Generated<number>;
@@ -74,6 +95,8 @@ export interface Database {
     description: string | null;
     enabled: Bool;
     value: string | null;
+    /** JSON text of the flag's rules; '[]' for none. */
+    rules: ColumnType<string, string | undefined, string>;
     created_at: Timestamp;
     updated_at: Timestamp;
   };
@@ -105,6 +128,8 @@ export interface Database {
     experiment_id: number;
     event_id: number;
     count: number;
+    /** The sum of the values its events carried, in micro-units. */
+    value: ExactSum;
   };
   variant_event_counts: {
     team_id: number;
@@ -112,6 +137,9 @@ export interface Database {
     event_id: number;
     conversions: number;
     unique_conversions: number;
+    /** Σy and Σy² of the participants' capped totals (storage/exact-sums.ts), in micro-units. */
+    sum_y: ExactSum;
+    sum_y2: ExactSum;
   };
   daily_variant_counts: {
     team_id: number;
@@ -126,6 +154,16 @@ export interface Database {
     day: string;
     conversions: number;
     unique_conversions: number;
+    sum_y: ExactSum;
+    sum_y2: ExactSum;
+  };
+  coverage_changes: {
+    id: Generated<number>;
+    team_id: number;
+    experiment_id: number;
+    changed_at: Timestamp;
+    from_coverage: number;
+    to_coverage: number;
   };
   ingest_usage: {
     team_id: number;
@@ -133,3 +171,6 @@ export interface Database {
     count: number;
   };
 }
+
+/** The query builder over this schema, on either engine (opened by database.ts). */
+export type Db = Kysely<Database>;

@@ -1,5 +1,5 @@
 import { CompiledQuery, PostgresAdapter } from 'kysely';
-import type { Db } from './database';
+import type { Db } from './schema';
 
 /** First key of PostgreSQL's two-key advisory locks: the namespace of team write locks. */
 const TEAM_LOCKS = 0x6261;

@@ -1,3 +1,4 @@
+import { sql } from 'kysely';
 import { LimitReached } from '../http/errors';
 import { countInTeam } from '../storage/counts';
 import type { Db } from '../storage/database';
@@ -40,10 +41,17 @@ export async function requireRoomToRun(trx: Db, team: TeamRow): Promise<void> {
   }
 }
 
-/** 409 when the team's flag values, with `value` in place of the flag `replacing` (if any), would exceed their limit. */
+/**
+ * 409 when the team's flag values and rules, with `value` (a flag's value and rules text) in
+ * place of the flag `replacing` (if any), would exceed their limit.
+ */
 export async function requireRoomForValue(trx: Db, team: TeamRow, value: string | null | undefined, replacing?: number): Promise<void> {
   if (!value) return;
-  let others = trx.selectFrom('features').select((eb) => eb.fn.sum<number | string | null>(eb.fn('length', ['value'])).as('characters')).where('team_id', '=', team.id);
+  const rulesLength = sql<number>`case when rules = '[]' then 0 else length(rules) end`;
+  let others = trx
+    .selectFrom('features')
+    .select((eb) => eb.fn.sum<number | string | null>(eb(eb.fn.coalesce(eb.fn('length', ['value']), sql<number>`0`), '+', rulesLength)).as('characters'))
+    .where('team_id', '=', team.id);
   if (replacing !== undefined) others = others.where('id', '<>', replacing);
   const { characters } = await others.executeTakeFirstOrThrow();
   const total = Number(characters ?? 0) + [...value].length;

@@ -1,7 +1,7 @@
 import { Router } from 'express';
 import { principalOf } from '../auth/principal';
-import { includeOf } from '../http/include';
-import { paginated, pageRequest } from '../http/pagination';
+import { includeOf } from '../routes/include';
+import { paginated, pageRequest } from '../routes/pagination';
 import type { Storage } from '../storage/database';
 import { teamOf } from './middleware';
 import { describeTeam, getCurrentTeam, getUser, listTeams, type Include } from './service';

@@ -4,7 +4,7 @@ import { describeExperiments } from '../experiments/service';
 import { listExperiments } from '../experiments/store';
 import { listFeatures, toFeature } from '../features/store';
 import { NotFound } from '../http/errors';
-import type { PageRequest } from '../http/pagination';
+import type { PageRequest } from '../routes/pagination';
 import { listParticipants, toParticipant } from '../participants/store';
 import type { Db } from '../storage/database';
 import { countsOf, countTeamsOf, findTeam, listTeamsOf, toTeam, type TeamRow, type TeamSort } from './store';

@@ -1,6 +1,6 @@
 import { Router } from 'express';
-import { paginated, pageRequest } from '../http/pagination';
-import { pathParam } from '../http/params';
+import { paginated, pageRequest } from '../routes/pagination';
+import { pathParam } from '../routes/params';
 import type { Storage } from '../storage/database';
 import { teamOf } from '../teams/middleware';
 import * as service from './service';

@@ -4,7 +4,7 @@ import { lockedExperiment, requireExperiment } from '../experiments/service';
 import type { ExperimentRow } from '../experiments/store';
 import { Conflict, LimitReached, NotFound } from '../http/errors';
 import { TEAM_LIMITS } from '../teams/limits';
-import type { PageRequest } from '../http/pagination';
+import type { PageRequest } from '../routes/pagination';
 import type { Db } from '../storage/database';
 import { now, onDuplicate } from '../storage/values';
 import type { TeamRow } from '../teams/store';

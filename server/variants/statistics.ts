@@ -1,4 +1,6 @@
 import type { components } from '../../generated/api';
+import { compareMeans, summarise, type MeanArm } from '../domain/means';
+import { minimumDetectableEffect } from '../domain/power';
 import { compareWithControl, sampleRatioMismatch, type ArmCounts } from '../domain/statistics';
 import { experimentNotFound } from '../experiments/service';
 import type { ExperimentRow } from '../experiments/store';
@@ -26,12 +28,28 @@ export async function variantStatistics(db: Db, team: TeamRow, experimentKey: st
 type Events = Array<{ id: number; key: string; type: EventStatistics['type'] }>;
 type Counts = StatisticsInputs['counts'];
 
-function describe(experiment: ExperimentRow, variants: ResolvedVariant[], variant: ResolvedVariant, control: ResolvedVariant | undefined, events: Events, counts: Counts): VariantStatistics {
+/** One arm on one event: its counts and the sums of its metric, in the event's units. */
+export type ArmTotals = ArmCounts & MeanArm;
+
+/** Reads an arm's totals on an event from the counter rows (an absent row: nothing counted yet). */
+export function armTotalsOf(counts: Counts): (arm: { id: number; participants: number } | undefined, eventId: number) => ArmTotals {
   const countOf = new Map(counts.map((count) => [`${count.variant_id}:${count.event_id}`, count]));
-  const armOn = (arm: ResolvedVariant | undefined, eventId: number): ArmCounts => {
+  return (arm, eventId) => {
     const row = arm && countOf.get(`${arm.id}:${eventId}`);
-    return { participants: arm?.participants ?? 0, conversions: row?.conversions ?? 0, uniqueConversions: row?.unique_conversions ?? 0 };
+    const participants = arm?.participants ?? 0;
+    return {
+      participants,
+      conversions: row?.conversions ?? 0,
+      uniqueConversions: row?.unique_conversions ?? 0,
+      // Kept exactly in micro-units (Σy²: micro-units squared); read as the nearest doubles.
+      sum: row ? Number(row.sum_y) / 1e6 : 0,
+      sumOfSquares: row ? Number(row.sum_y2) / 1e12 : 0,
+    };
   };
+}
+
+function describe(experiment: ExperimentRow, variants: ResolvedVariant[], variant: ResolvedVariant, control: ResolvedVariant | undefined, events: Events, counts: Counts): VariantStatistics {
+  const armOn = armTotalsOf(counts);
   const goalFirst = [...events.filter((e) => e.id === experiment.event_id), ...events.filter((e) => e.id !== experiment.event_id)];
 
   return {
@@ -55,7 +73,7 @@ export function experimentSrm(variants: ResolvedVariant[]): VariantStatistics['s
 }
 
 /** The fixed-horizon figures of one arm against the control on one event. */
-export function eventStatistics(event: { key: string; type: EventStatistics['type'] }, arm: ArmCounts, control: ArmCounts, isControl: boolean): EventStatistics {
+export function eventStatistics(event: { key: string; type: EventStatistics['type'] }, arm: ArmTotals, control: ArmTotals, isControl: boolean): EventStatistics {
   const comparison = compareWithControl(arm, control, isControl);
   return {
     event: event.key,
@@ -72,5 +90,29 @@ export function eventStatistics(event: { key: string; type: EventStatistics['typ
     conversion_rate_interval: comparison.conversionRateInterval,
     difference_interval: comparison.differenceInterval,
     chance_to_beat_control: comparison.chanceToBeatControl,
+    test: comparison.test,
+    minimum_detectable_effect: comparison.minimumDetectableEffect,
+    means: event.type === 'unique' ? null : meanStatistics(arm, control, isControl),
+  };
+}
+
+/** The means figures of a count or value event (MeanStatistics); comparisons null for the control. */
+function meanStatistics(arm: MeanArm, control: MeanArm, isControl: boolean): NonNullable<EventStatistics['means']> {
+  const own = summarise(arm);
+  const comparison = isControl ? null : compareMeans(arm, control);
+  return {
+    mean: own?.mean ?? null,
+    variance: own?.variance ?? null,
+    control_mean: summarise(control)?.mean ?? null,
+    difference: comparison?.difference ?? null,
+    standard_error: comparison?.standardError ?? null,
+    degrees_of_freedom: comparison?.degreesOfFreedom ?? null,
+    p_value: comparison?.pValue ?? null,
+    difference_interval: comparison?.interval ?? null,
+    relative_uplift: comparison?.relativeUplift ?? null,
+    relative_standard_error: comparison?.relativeStandardError ?? null,
+    relative_p_value: comparison?.relativePValue ?? null,
+    relative_interval: comparison?.relativeInterval ?? null,
+    minimum_detectable_effect: minimumDetectableEffect(comparison?.standardError ?? null),
   };
 }

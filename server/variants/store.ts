@@ -88,7 +88,7 @@ export async function eventCountsOf(db: Db, teamId: number, variantIds: number[]
 const countsOfVariants = prepared((db, arg: Bind<{ teamId: number; variantIds: number[] }>, variants: number) =>
   db
     .selectFrom('variant_event_counts')
-    .select(['variant_id', 'event_id', 'conversions', 'unique_conversions'])
+    .select(['variant_id', 'event_id', 'conversions', 'unique_conversions', 'sum_y', 'sum_y2'])
     .where('team_id', '=', arg((a) => a.teamId))
     .where(
       'variant_id',
@@ -101,9 +101,9 @@ const countsOfVariants = prepared((db, arg: Bind<{ teamId: number; variantIds: n
 export interface StatisticsInputs {
   experiment: ExperimentRow;
   variants: ResolvedVariant[];
-  events: Array<Pick<EventRow, 'id' | 'key' | 'type'>>;
+  events: Array<Pick<EventRow, 'id' | 'key' | 'type' | 'cap' | 'direction'>>;
   /** The counters of the named variant and of the control. */
-  counts: Array<{ variant_id: number; event_id: number; conversions: number; unique_conversions: number }>;
+  counts: Array<{ variant_id: number; event_id: number; conversions: number; unique_conversions: number; sum_y: string | number; sum_y2: string | number }>;
 }
 
 /**
@@ -131,12 +131,12 @@ const experimentWithCounters = prepared((db, arg: Bind<{ teamId: number; experim
           .whereRef('v.experiment_id', '=', 'experiments.id')
           .orderBy('v.id'),
       ).as('variants'),
-      jsonArrayFrom(eb.selectFrom('events as e').select(['e.id', 'e.key', 'e.type']).whereRef('e.team_id', '=', 'experiments.team_id').orderBy('e.key')).as('events'),
+      jsonArrayFrom(eb.selectFrom('events as e').select(['e.id', 'e.key', 'e.type', 'e.cap', 'e.direction']).whereRef('e.team_id', '=', 'experiments.team_id').orderBy('e.key')).as('events'),
       jsonArrayFrom(
         eb
           .selectFrom('variant_event_counts as c')
           .innerJoin('variants as cv', 'cv.id', 'c.variant_id')
-          .select(['c.variant_id', 'c.event_id', 'c.conversions', 'c.unique_conversions'])
+          .select(['c.variant_id', 'c.event_id', 'c.conversions', 'c.unique_conversions', 'c.sum_y', 'c.sum_y2'])
           .whereRef('cv.experiment_id', '=', 'experiments.id')
           .whereRef('c.team_id', '=', 'experiments.team_id')
           .where((w) => w.or([w('cv.key', '=', arg((a) => a.variantKey)), w('cv.control', '=', true)])),

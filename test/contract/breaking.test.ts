@@ -142,9 +142,9 @@ const breakingChanges: BreakingChange[] = [
   {
     kind: "a request field's enum is narrowed",
     finding: 'POST /api/teams/{team}/events: request field body.type: enum value "count" removed',
-    declaration: '- **Modification (breaking):** `POST /api/teams/{team}/events` takes only `unique` events.',
+    declaration: '- **Modification (breaking):** `POST /api/teams/{team}/events` no longer takes `count` events.',
     apply: (repo) =>
-      editYaml(repo, 'openapi/components/schemas/EventCreate.yaml', (doc) => doc.setIn(['properties', 'type'], { type: 'string', enum: ['unique'] })),
+      editYaml(repo, 'openapi/components/schemas/EventCreate.yaml', (doc) => doc.setIn(['properties', 'type'], { type: 'string', enum: ['unique', 'value'] })),
   },
   {
     kind: "a query parameter's enum is narrowed",
@@ -165,6 +165,12 @@ const breakingChanges: BreakingChange[] = [
         const parameters = doc.getIn(['get', 'parameters']) as YAMLSeq;
         parameters.delete(parameters.items.findIndex((item) => String((item as YAMLMap).get('$ref')).endsWith('PerPage.yaml')));
       }),
+  },
+  {
+    kind: 'a response field may be of a new type',
+    finding: 'GET /api/user: response 200 field data.email may also be null',
+    declaration: '- **Modification (breaking):** `email` may be null in `GET /api/user`.',
+    apply: (repo) => editYaml(repo, 'openapi/components/schemas/User.yaml', (doc) => doc.setIn(['properties', 'email', 'type'], ['string', 'null'])),
   },
 ];
 
@@ -239,6 +245,42 @@ describe.concurrent('npm run breaking -- <git-ref>', { timeout: 300_000 }, () =>
     editYaml(repo, 'openapi/components/schemas/User.yaml', (doc) =>
       doc.setIn(['properties', 'avatar_url'], { type: 'string', format: 'uri' }),
     );
+
+    const { code, output } = await runGuard(repo, 'HEAD');
+
+    expect(output).toContain('no breaking changes');
+    expect(code).toBe(0);
+  });
+
+  it("when an operation gains a response status (the config's 304), then it passes", async () => {
+    const configPath = 'openapi/paths/teams_{team}_config.yaml';
+    const repo = scratchRepo((dir) => editYaml(dir, configPath, (doc) => doc.deleteIn(['get', 'responses', '304'])));
+    cpSync(join(project, configPath), join(repo, configPath));
+
+    const { code, output } = await runGuard(repo, 'HEAD');
+
+    expect(output).toContain('no breaking changes');
+    expect(code).toBe(0);
+  });
+
+  it("when the values of a response's map may be of a new type, then it fails naming each operation that answers them", async () => {
+    const repo = scratchRepo((at) =>
+      editYaml(at, 'openapi/components/schemas/Attributes.yaml', (doc) => doc.set('additionalProperties', { type: ['string', 'number', 'boolean'], maxLength: 1000 })),
+    );
+    editYaml(repo, 'openapi/components/schemas/Attributes.yaml', (doc) =>
+      doc.set('additionalProperties', { anyOf: [{ type: ['string', 'number', 'boolean'], maxLength: 1000 }, { type: 'array', items: { type: 'string' } }] }),
+    );
+
+    const { code, output } = await runGuard(repo, 'HEAD');
+
+    expect(output).toContain('GET /api/teams/{team}/participants/{participant}: response 200 field data.attributes.* may also be array — NOT declared');
+    expect(output).toContain('POST /api/teams/{team}/ingest: response 200 field data.participant.attributes.* may also be array — NOT declared');
+    expect(code).toBe(1);
+  });
+
+  it("when only a request field's type is widened, then it passes", async () => {
+    const repo = scratchRepo();
+    editYaml(repo, 'openapi/components/schemas/EventCreate.yaml', (doc) => doc.setIn(['properties', 'key'], { type: ['string', 'number'], maxLength: 64 }));
 
     const { code, output } = await runGuard(repo, 'HEAD');
 

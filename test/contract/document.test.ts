@@ -23,6 +23,7 @@ const HTTP_METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch'
 const HEALTH: OperationKey = 'GET /api/health';
 const INGEST: OperationKey = 'POST /api/teams/{team}/ingest';
 const INGEST_BATCH: OperationKey = 'POST /api/teams/{team}/ingest/batch';
+const EVALUATE: OperationKey = 'POST /api/teams/{team}/evaluate';
 /** Every operation the document must have: the published interface's and our additions. */
 const ALL = published.endpoints.length + ADDITIONS.length;
 const JSON_MEDIA = 'application/json';
@@ -247,6 +248,22 @@ const requestInputSchemas = walk([...parameterSchemaRoots, ...requestSchemaRoots
 
 /** The open-object exception: a participant's `attributes` (additional values string/number/boolean). */
 const isAttributes = (visit: SchemaVisit) => visit.property === 'attributes';
+/** The condition language's objects: their keys are attribute paths or operators, every value typed by `additionalProperties` (a schema, or false). */
+const isConditionObject = (visit: SchemaVisit) =>
+  visit.pointer.startsWith('#/components/schemas/Condition') && isNode(visit.schema) && 'additionalProperties' in visit.schema && visit.schema.additionalProperties !== true;
+/** An attribute's value: a scalar, or an array of scalars — never an object or a nested array. */
+const attributeValueShapes = (values: unknown): string[] => {
+  const branches = isNode(values) && Array.isArray(values.anyOf) ? (values.anyOf as Node[]) : [values as Node];
+  return branches.map((branch) =>
+    typesOf(branch).includes('array') ? `array of ${[...typesOf(branch.items as Node)].sort().join(', ')}` : [...typesOf(branch)].sort().join(', '),
+  );
+};
+const ATTRIBUTE_VALUE_SHAPES = ['boolean, number, string', 'array of boolean, number, string'];
+/**
+ * A map, not an open object: keys constrained by `propertyNames`, values by an
+ * `additionalProperties` schema (a rule's value per variant, an evaluation's flags by key).
+ */
+const isKeyedMap = (visit: SchemaVisit) => isNode(visit.schema) && isNode(visit.schema.propertyNames) && isNode(visit.schema.additionalProperties);
 
 // ---------------------------------------------------------------------------------------------
 // Validation with Ajv over the whole document
@@ -497,7 +514,7 @@ describe('4. responses and operation metadata', () => {
   };
   rule('400', [], ALL);
   rule('401', [HEALTH], ALL - 1);
-  rule('403', [HEALTH, INGEST, INGEST_BATCH], ALL - 3);
+  rule('403', [HEALTH, INGEST, INGEST_BATCH, EVALUATE], ALL - 4);
 
   const withBody = operationRows.filter(([, o]) => o.requestBody);
   it.each(withBody)('%s: has a request body, so documents 413 and 415', (_key, operation) => {
@@ -516,6 +533,25 @@ describe('4. responses and operation metadata', () => {
     const media = mediaOf(response);
     expect(media.map((m) => m.mediaType)).toEqual([PROBLEM_MEDIA]);
     expect(deref(media[0]!.media.schema, child(media[0]!.pointer, 'schema')).pointer).toBe(PROBLEM);
+  });
+
+  // The headers every answer carries (server/rate-limit/rate-limiter.ts, server/contract/cors.ts), declared once in
+  // components.headers and referenced by every response, so that clients and docs see them.
+  const EVERY_ANSWER = {
+    'RateLimit-Limit': '#/components/headers/RateLimitLimit',
+    'RateLimit-Remaining': '#/components/headers/RateLimitRemaining',
+    'RateLimit-Reset': '#/components/headers/RateLimitReset',
+    'Access-Control-Allow-Origin': '#/components/headers/Access-Control-Allow-Origin',
+  };
+  const allResponses = operations.flatMap((o) => o.responses.map((r) => [`${o.key} ${r.status}`, r] as const));
+  it.each(allResponses)('%s: references the rate-limit and CORS headers of every answer', (_name, response) => {
+    const headers = Object.fromEntries(Object.entries((response.node.headers ?? {}) as Node).map(([name, header]) => [name, header.$ref]));
+    expect(headers).toMatchObject(EVERY_ANSWER);
+  });
+  it.each(['429', '503'])('every %s also declares Retry-After', (status) => {
+    const responses = allResponses.filter(([name]) => name.endsWith(` ${status}`));
+    expect(responses.length).toBeGreaterThan(0);
+    for (const [name, response] of responses) expect(response.node.headers?.['Retry-After']?.$ref, name).toBe('#/components/headers/RetryAfter');
   });
 
   it('the Problem schema is an object requiring type, title, status and detail', () => {
@@ -546,12 +582,12 @@ describe('4. responses and operation metadata', () => {
 // =============================================================================================
 
 describe('5. request bodies', () => {
-  // The create, update and ingest operations take a body (the interface's 11, and the batch); no other one does.
-  const expectedWithBody = [...published.endpoints, ...ADDITIONS].filter((e) => /^(Create|Update|Ingest)\b/.test(e.purpose)).map((e) => e.key);
+  // The create, update, ingest and evaluate operations take a body (the interface's 11, the batch, evaluate); no other one does.
+  const expectedWithBody = [...published.endpoints, ...ADDITIONS].filter((e) => /^(Create|Update|Ingest|Evaluate)\b/.test(e.purpose)).map((e) => e.key);
   const withBody = operationRows.filter(([, o]) => o.requestBody);
 
-  it('exactly the 12 create, update and ingest operations take a body', () => {
-    expect(expectedWithBody).toHaveLength(12);
+  it('exactly the 13 create, update, ingest and evaluate operations take a body', () => {
+    expect(expectedWithBody).toHaveLength(13);
     expect(withBody.map(([key]) => key).sort()).toEqual([...expectedWithBody].sort());
   });
 
@@ -567,12 +603,12 @@ describe('5. request bodies', () => {
     const visits = walk(mediaOf(operation.requestBody!).flatMap(schemaRoot));
     const objects = visits.filter((v): v is SchemaVisit & { schema: Node } => isNode(v.schema) && isObjectSchema(v.schema));
     expect(objects.length).toBeGreaterThan(0);
-    const open = objects.filter((v) => !isAttributes(v) && v.schema.unevaluatedProperties !== false);
+    const open = objects.filter((v) => !isAttributes(v) && !isConditionObject(v) && !isKeyedMap(v) && v.schema.unevaluatedProperties !== false);
     expect(open.map((v) => v.pointer)).toEqual([]);
     for (const attributes of objects.filter(isAttributes)) {
       const values = attributes.schema.additionalProperties;
       expect(isNode(values), attributes.pointer).toBe(true);
-      expect([...typesOf(values)].sort()).toEqual(['boolean', 'number', 'string']);
+      expect(attributeValueShapes(values)).toEqual(ATTRIBUTE_VALUE_SHAPES);
     }
   });
 
@@ -589,7 +625,7 @@ describe('5. request bodies', () => {
       (v) => isNode(v.schema) && isObjectSchema(v.schema) && v.schema.unevaluatedProperties !== false,
     );
     expect(open.length).toBeGreaterThan(0);
-    expect(open.every(isAttributes)).toBe(true);
+    expect(open.every((v) => isAttributes(v) || isConditionObject(v) || isKeyedMap(v))).toBe(true);
   });
 
   it.each(published.requestBodies.map((b) => [b.operation, b]))('%s: its body has the properties the interface names and not the removed ones', (key, body) => {
@@ -623,10 +659,12 @@ describe('5. request bodies', () => {
 describe('6. typed, closed and bounded schemas', () => {
   it('the walk covers every component schema and the schemas of parameters, bodies and responses', () => {
     expect(parameterSchemaRoots.length).toBeGreaterThanOrEqual(allParameters.length);
-    expect(requestSchemaRoots).toHaveLength(24); // 12 bodies × 2 media types
+    expect(requestSchemaRoots).toHaveLength(26); // 13 bodies × 2 media types
     // every response media type has a schema; the responses are shared components, so fewer than 38
     expect(responseSchemaRoots.length).toBe(responseMedia.length + responseHeaders.length);
-    expect(responseMedia.length).toBeGreaterThanOrEqual(Object.keys(doc.components.responses).length);
+    // A 304 (config) has no body.
+    const withBody = Object.values(doc.components.responses as Record<string, Node>).filter((response) => response.content);
+    expect(responseMedia.length).toBeGreaterThanOrEqual(withBody.length);
     expect(schemaNodes.length).toBeGreaterThan(componentSchemaRoots.length);
   });
 
@@ -645,11 +683,11 @@ describe('6. typed, closed and bounded schemas', () => {
     const objects = visits.filter((v): v is SchemaVisit & { schema: Node } => isNode(v.schema) && isObjectSchema(v.schema));
     expect(objects.length).toBeGreaterThan(30);
     const open = objects.filter(
-      (v) => !isAttributes(v) && v.schema.additionalProperties !== false && v.schema.unevaluatedProperties !== false,
+      (v) => !isAttributes(v) && !isConditionObject(v) && !isKeyedMap(v) && v.schema.additionalProperties !== false && v.schema.unevaluatedProperties !== false,
     );
     expect(open.map((v) => v.pointer)).toEqual([]);
     for (const attributes of objects.filter(isAttributes))
-      expect([...typesOf(attributes.schema.additionalProperties)].sort()).toEqual(['boolean', 'number', 'string']);
+      expect(attributeValueShapes(attributes.schema.additionalProperties)).toEqual(ATTRIBUTE_VALUE_SHAPES);
   });
 
   it('the walk of a response reaches nested objects (GET /api/teams: Team, Variant, Attributes)', () => {

@@ -113,4 +113,5 @@ export const INTERFACE = {
 export const ADDITIONS: Endpoint[] = [
   operation('POST', `${TEAM}/ingest/batch`, 'Ingest a batch'),
   operation('GET', `${TEAM}/experiments/{experiment}/results`, 'Experiment results'),
+  operation('POST', `${TEAM}/evaluate`, 'Evaluate flags and experiments for a participant'),
 ];

@@ -84,6 +84,8 @@ const NO_COMPARISON = {
   power: null,
   differenceInterval: null,
   chanceToBeatControl: null,
+  test: null,
+  minimumDetectableEffect: null,
 } satisfies Partial<EventComparison>;
 
 describe('compareWithControl — reference vectors of STATISTICS.md', () => {
@@ -173,33 +175,35 @@ describe('compareWithControl — control arm and edge cases', () => {
     expectInterval(result.conversionRateInterval, { lower: 0.1106, upper: 0.1523 });
   });
 
-  it('handles zero conversions on both sides: no uplift, z, power, difference; chance 0.5', () => {
+  it('when nobody converted on either side, then the exact test says p 1 and there is no uplift, z, power or difference; chance 0.5', () => {
     const result = compareWithControl(arm(1000, 0), arm(1000, 0), false);
     expect(result).toMatchObject({
       countConversionRate: 0,
       uniqueConversionRate: 0,
       uplift: null,
       zScore: null,
-      pValue: null,
-      confidence: null,
+      pValue: 1,
+      confidence: 0,
       power: null,
       differenceInterval: null,
+      test: 'exact',
     });
     expect(result.conversionRateInterval!.lower).toBe(0);
     expect(result.conversionRateInterval!.upper).toBeCloseTo(0.0038, DECIMALS);
     expect(result.chanceToBeatControl).toBeCloseTo(0.5, 10);
   });
 
-  it('handles 100 % conversion on both sides: uplift 0, no z, power, difference', () => {
+  it('when everybody converted on both sides, then uplift 0, the exact test says p 1, no z, power or difference', () => {
     const result = compareWithControl(arm(1000, 1000), arm(1000, 1000), false);
     expect(result).toMatchObject({
       uniqueConversionRate: 1,
       uplift: 0,
       zScore: null,
-      pValue: null,
-      confidence: null,
+      pValue: 1,
+      confidence: 0,
       power: null,
       differenceInterval: null,
+      test: 'exact',
     });
     expect(result.conversionRateInterval!.upper).toBe(1);
     expect(result.conversionRateInterval!.lower).toBeCloseTo(0.9962, DECIMALS);

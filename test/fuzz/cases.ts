@@ -97,13 +97,20 @@ function exists(param: Parameter, decoded: string, fixture: Fixture): boolean {
   return fixture.existing[param.name]?.has(decoded) ?? false;
 }
 
+/**
+ * A query against the operation's parameters. Integer parameters are decimal digits only, and a
+ * page may reach at most 10 000 items deep (`page × per_page`, per_page 15 by default).
+ */
 function queryVerdict(op: Operation, query: string): Verdict {
   const parsed = parseQuery(query);
   for (const [name, value] of Object.entries(parsed)) {
     const param = op.queryParams.find((p) => p.name === name);
     if (!param) return 'breaks';
     if (value === undefined || paramVerdict(param, value) === 'breaks') return 'breaks';
+    if (typesOf(param.schema).has('integer') && !/^[0-9]+$/.test(String(value))) return 'breaks';
   }
+  const whole = (value: unknown, fallback: number) => (typeof value === 'string' ? Number(value) : fallback);
+  if (whole(parsed.page, 1) * whole(parsed.per_page, 15) > 10_000) return 'breaks';
   return 'valid';
 }
 
@@ -320,7 +327,7 @@ function onTheWire(text: string): string {
   return text.replace(/[^\x21-\x7e]|#/gu, (c) => encodeURIComponent(c));
 }
 
-const INTEGER_QUERY_VALUES = ['-1', '0', '999999999999999999999', 'abc', '-0', '10000001', '101', '1.5', '', ' ', '1e400', 'NaN', 'Infinity', 'null', 'true', '%00', '1%00', '[1]', '0xZZ', '9'.repeat(300)];
+const INTEGER_QUERY_VALUES = ['-1', '0', '999999999999999999999', 'abc', '-0', '10000001', '101', '1.5', '', ' ', '1e400', 'NaN', 'Infinity', 'null', 'true', '%00', '1%00', '[1]', '0xZZ', '9'.repeat(300), '0x10', '1e3', '+1', ' 100', '1.0', '700'];
 const INCLUDE_VALUES = ['bogus', 'events,bogus', 'events,events', '', ',', 'events,', 'EVENTS', 'events%00', 'events, features', 'events,experiments,experiments.variants,participants,features,events', 'a'.repeat(300)];
 const SORT_VALUES = ['bogus', '', 'ID', '--id', '-', 'id%00', 'name;drop table teams', 'a'.repeat(300)];
 
@@ -441,14 +448,20 @@ interface PropertyPath {
   schema: Node;
 }
 
-/** Every property of a body schema, and those of nested object branches (an ingest's participant object). */
-function propertyPaths(schema: Node, prefix: string[] = []): PropertyPath[] {
+/**
+ * Every property of a body schema, and those of nested object branches (an ingest's participant
+ * object, an experiment's exclusion group); a recursive schema (Condition) is walked once.
+ */
+function propertyPaths(schema: Node, prefix: string[] = [], inside: Set<Node> = new Set()): PropertyPath[] {
   const object = objectBranch(schema);
-  if (!object || !isNode(object.properties)) return [];
-  return Object.entries(object.properties as Node).flatMap(([name, property]) => [
+  if (!object || !isNode(object.properties) || inside.has(object)) return [];
+  inside.add(object);
+  const paths = Object.entries(object.properties as Node).flatMap(([name, property]) => [
     { path: [...prefix, name], schema: resolve(property) },
-    ...propertyPaths(property, [...prefix, name]),
+    ...propertyPaths(property, [...prefix, name], inside),
   ]);
+  inside.delete(object);
+  return paths;
 }
 
 /** The JSON body with `value` at `path` (a clone of `base`); `undefined` deletes it. */

@@ -199,24 +199,30 @@ export function objectBranch(schema: Node): Node | undefined {
   return undefined;
 }
 
-/** A valid value of the schema with every property present: from examples, enums and bounds. */
-export function fullSample(schema: Node): unknown {
+/**
+ * A valid value of the schema with every property present: from examples, enums and bounds. A
+ * recursive schema (Condition) met again inside itself is sampled from its example instead.
+ */
+export function fullSample(schema: Node, inside: Set<Node> = new Set()): unknown {
   const s = resolve(schema);
   const object = objectBranch(s);
-  if (object && isNode(object.properties)) {
-    return Object.fromEntries(Object.entries(object.properties as Node).map(([name, property]) => [name, fullSample(property)]));
+  if (object && isNode(object.properties) && !inside.has(object)) {
+    inside.add(object);
+    const sample = Object.fromEntries(Object.entries(object.properties as Node).map(([name, property]) => [name, fullSample(property, inside)]));
+    inside.delete(object);
+    return sample;
   }
   if (Array.isArray(s.examples) && s.examples.length > 0) return s.examples[0];
   if ('example' in s) return s.example;
   if ('const' in s) return s.const;
   if (Array.isArray(s.enum)) return s.enum[0];
   if ('default' in s) return s.default;
-  for (const branch of [...(s.oneOf ?? []), ...(s.anyOf ?? [])] as Node[]) return fullSample(branch);
+  for (const branch of [...(s.oneOf ?? []), ...(s.anyOf ?? [])] as Node[]) return fullSample(branch, inside);
   const types = typesOf(s);
   if (types.has('string')) return 'a';
   if (types.has('integer')) return typeof s.minimum === 'number' ? s.minimum : 1;
   if (types.has('boolean')) return true;
-  if (types.has('array')) return Array.from({ length: typeof s.minItems === 'number' ? s.minItems : 0 }, () => fullSample(s.items ?? {}));
+  if (types.has('array')) return Array.from({ length: typeof s.minItems === 'number' ? s.minItems : 0 }, () => fullSample(s.items ?? {}, inside));
   if (types.has('object')) return {};
   return null;
 }

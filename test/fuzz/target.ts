@@ -1,6 +1,6 @@
 // What the fuzzer and the mock comparison share: a team arranged so that every path parameter's
 // example names one of its resources, and one case sent as it goes on the wire.
-import { request as httpRequest, type Agent } from 'node:http';
+import { request as httpRequest, type Agent, type IncomingHttpHeaders } from 'node:http';
 import { expect } from 'vitest';
 import type { TestServer, TestTeam } from '../support/server';
 import type { Fixture, WireRequest } from './cases';
@@ -9,6 +9,7 @@ import { operations, type Operation } from './spec';
 export interface WireResponse {
   status: number;
   contentType: string;
+  headers: IncomingHttpHeaders;
   text: string;
 }
 
@@ -29,7 +30,7 @@ export function sendWire(baseUrl: string, agent: Agent, op: Operation, request: 
     const req = httpRequest({ host: url.hostname, port: url.port, method: request.method, path: urlPath(op, request), headers, agent }, (res) => {
       const chunks: Buffer[] = [];
       res.on('data', (chunk: Buffer) => chunks.push(chunk));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, contentType: String(res.headers['content-type'] ?? ''), text: Buffer.concat(chunks).toString('utf8') }));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, contentType: String(res.headers['content-type'] ?? ''), headers: res.headers, text: Buffer.concat(chunks).toString('utf8') }));
       res.on('error', reject);
     });
     req.on('error', reject);
@@ -45,6 +46,7 @@ export async function arrangeTarget(server: TestServer): Promise<{ target: TestT
   const created = [
     await target.api.POST('/api/teams/{team}/events', { params: { path }, body: { key: 'purchase' } }),
     await target.api.POST('/api/teams/{team}/events', { params: { path }, body: { key: 'signup', type: 'count' } }),
+    await target.api.POST('/api/teams/{team}/events', { params: { path }, body: { key: 'revenue', type: 'value', cap: 500 } }),
     await target.api.POST('/api/teams/{team}/experiments', { params: { path }, body: { key: 'checkout_button', event: 'purchase' } }),
     await target.api.POST('/api/teams/{team}/experiments/{experiment}/variants', {
       params: { path: experiment },

@@ -23,6 +23,7 @@ const root = fileURLToPath(new URL('../..', import.meta.url));
 function violations(op: Operation, response: WireResponse): string[] {
   const documented = op.responses.get(response.status);
   if (!documented) return [`${response.status} is not documented`];
+  if (documented.size === 0) return response.text === '' ? [] : [`${response.status} documents no body, but one came`];
   const media = response.contentType.split(';')[0]!.trim();
   const pointer = documented.get(media);
   if (!pointer) return [`${media} is not documented for ${response.status}`];
@@ -123,6 +124,28 @@ describe('the mock', () => {
     expect(body.errors.map((e) => e.path)).toEqual(['/header/prefer']);
   });
 
+  it.each(['constructor', '__proto__', 'toString', 'valueOf', 'hasOwnProperty'])('when Prefer asks for code=%s, a name every object inherits, then 400 names the header', async (code) => {
+    const response = await fetch(`${mockUrl}/api/health`, { headers: { prefer: `code=${code}` } });
+    const body = (await response.json()) as { errors: Array<{ path: string }> };
+    expect(response.status).toBe(400);
+    expect(body.errors.map((e) => e.path)).toEqual(['/header/prefer']);
+  });
+
+  it.each([
+    ['page=0x10', '/query/page'],
+    ['page=1e2', '/query/page'],
+    ['page=%2B1', '/query/page'],
+    ['per_page=%20100', '/query/per_page'],
+    ['page=101&per_page=100', '/query/page'],
+  ])('when the team list is asked for %s, then the mock, like the server, answers 400 naming the parameter', async (query, field) => {
+    const answers = await Promise.all([mockUrl, server().baseUrl].map((base) => fetch(`${base}/api/teams?${query}`, { headers: { authorization: `Bearer ${target.token}` } })));
+    for (const response of answers) {
+      const body = (await response.json()) as { errors: Array<{ path: string }> };
+      expect(response.status).toBe(400);
+      expect(body.errors.map((e) => e.path)).toEqual([field]);
+    }
+  });
+
   it('when npm run mock is started with a port and credentials, then it answers with them and refuses others', async () => {
     const port = await freePort();
     const child = spawn('npm', ['run', '-s', 'mock', '--', '--port', String(port), '--team', '7', '--token', 'front-end-token', '--ingest-key', 'front-end-key'], {
@@ -141,6 +164,10 @@ describe('the mock', () => {
       expect(await get('/api/teams/8/events', 'front-end-token')).toBe(404);
       expect(await get('/api/teams/7/events', 'someone-else')).toBe(401);
       expect((await fetch(`${base}/openapi.json`)).status).toBe(200);
+      // Its root page links only what the mock serves (no results page; /docs once npm run docs has built it)
+      const links = [...(await (await fetch(`${base}/`)).text()).matchAll(/<a href="([^"]+)"/g)].map((match) => match[1]!);
+      expect(links).toEqual(['/docs', '/openapi.json', '/changelog']);
+      for (const link of links.filter((l) => l !== '/docs')) expect((await fetch(`${base}${link}`)).status, link).toBe(200);
     } finally {
       process.kill(-child.pid!, 'SIGTERM');
     }

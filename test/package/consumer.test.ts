@@ -14,6 +14,8 @@ import type { TestTeam } from '../support/server';
 const run = promisify(execFile);
 const root = fileURLToPath(new URL('../../', import.meta.url));
 const tsc = join(root, 'node_modules/typescript/bin/tsc');
+// TypeScript 7, the native compiler (@typescript/native-preview).
+const tsgo = join(root, 'node_modules/.bin/tsgo');
 const contract = JSON.parse(readFileSync(join(root, 'generated/openapi.json'), 'utf8')) as {
   info: { version: string };
   paths: Record<string, Record<string, { operationId: string; 'x-codeSamples': Array<{ lang: string; source: string }> }>>;
@@ -28,7 +30,7 @@ interface Packed {
 
 /** A consumer's program: three calls of the README and the package's other entry points. */
 function program(baseUrl: string, team: TestTeam): string {
-  return `import { createApiClient, type ApiClient } from 'experimentation-api';
+  return `import { createApiClient, evaluateCondition, evaluateConfig, type ApiClient } from 'experimentation-api';
 import type { components } from 'experimentation-api/types';
 import document from 'experimentation-api/openapi.json' with { type: 'json' };
 
@@ -47,6 +49,9 @@ const listed = await api.GET('/api/teams/{team}/experiments', { params: { path: 
 const seen = await ingest.POST('/api/teams/{team}/ingest', { params: { path: { team } }, body: { participant: 'user-42', event: 'signed_up' } });
 const refused = await ingest.GET('/api/teams/{team}/events', { params: { path: { team } } });
 const experiments: Experiment[] = listed.data?.data ?? [];
+const config = await ingest.GET('/api/teams/{team}/config', { params: { path: { team } } });
+const evaluation: components['schemas']['Evaluation'] | undefined = config.data && evaluateConfig(config.data.data, { key: 'user-42', attributes: { country: 'DE' } });
+const adult: boolean = evaluateCondition({ age: { $gte: 18 } }, { age: 30 });
 
 console.log(JSON.stringify({
   version: document.info.version,
@@ -55,22 +60,32 @@ console.log(JSON.stringify({
   variants: experiments.map((e) => e.variants?.map((v) => v.key)),
   assignments: seen.data?.data.assignments.map((a) => [a.experiment, a.variant]),
   refused: [refused.response.status, refused.error?.title],
+  evaluated: [evaluation?.experiments.welcome, adult],
 }));
 `;
 }
 
-/** Calls whose bodies the contract does not allow: a required property missing, a property of the wrong type. */
+/**
+ * Calls the contract does not allow, each answered 400 by the server: a required property missing,
+ * a property of the wrong type, an unknown body property (beside known ones, and nested), an
+ * unknown query parameter beside a known one, an unknown option.
+ */
 const WRONG_BODY = `import { createApiClient } from 'experimentation-api';
 const api = createApiClient('http://127.0.0.1:3000', 'token');
 await api.POST('/api/teams/{team}/experiments', { params: { path: { team: 1 } }, body: { key: 'welcome' } });
 await api.POST('/api/teams/{team}/ingest', { params: { path: { team: 1 } }, body: { participant: 'user-42', event: 7 } });
+await api.POST('/api/teams/{team}/experiments', { params: { path: { team: 1 } }, body: { key: 'welcome', event: 'signed_up', status: 'running' } });
+await api.GET('/api/teams/{team}/experiments', { params: { path: { team: 1 }, query: { page: 1, sort: 'key' } } });
+await api.POST('/api/teams/{team}/ingest', { params: { path: { team: 1 } }, body: { participant: { key: 'user-42', plan: 'pro' } } });
+await api.GET('/api/teams/{team}/events', { params: { path: { team: 1 } }, retries: 3 });
 `;
 
 const COMMON = { strict: true, target: 'ES2022', lib: ['ES2022', 'DOM'], skipLibCheck: false, resolveJsonModule: true };
 
-async function typeCheck(project: string, config: string): Promise<{ code: number; output: string }> {
+async function typeCheck(project: string, config: string, compiler: 'tsc' | 'tsgo' = 'tsc'): Promise<{ code: number; output: string }> {
   try {
-    const { stdout } = await run(process.execPath, [tsc, '--project', join(project, config)], { cwd: project });
+    const [command, args] = compiler === 'tsc' ? [process.execPath, [tsc]] : [tsgo, []];
+    const { stdout } = await run(command, [...args, '--project', join(project, config)], { cwd: project });
     return { code: 0, output: stdout };
   } catch (error) {
     const failure = error as { code: number; stdout: string; stderr: string };
@@ -93,12 +108,15 @@ describe('the consumer package (generated/)', () => {
   }, 300_000);
   afterAll(() => rmSync(scratch, { recursive: true, force: true }));
 
-  it('when packed, then it holds the contract, the types and the compiled client only, versioned as the contract', () => {
+  it('when packed, then it holds the contract, the types, the compiled client and its licence only, versioned as the contract', () => {
     expect(packed.files.map((f) => f.path).sort()).toEqual([
+      'LICENSE',
       'README.md',
       'api.d.ts',
       'client.d.ts',
       'client.js',
+      'evaluate.d.ts',
+      'evaluate.js',
       'openapi.json',
       'openapi.yaml',
       'package.json',
@@ -155,11 +173,22 @@ describe('the consumer package (generated/)', () => {
       expect(output, config).toBe('');
       expect(code, config).toBe(0);
     }
+    // TypeScript 7 type-checks the same program (no emit: the JavaScript run below is tsc's).
+    writeFileSync(join(project, 'nodenext-7.json'), JSON.stringify({ compilerOptions: { ...nodeNext, noEmit: true }, files: ['main.ts'] }));
+    for (const config of ['nodenext-7.json', 'bundler.json']) {
+      const { code, output } = await typeCheck(project, config, 'tsgo');
+      expect(output, `TypeScript 7 ${config}`).toBe('');
+      expect(code, `TypeScript 7 ${config}`).toBe(0);
+    }
     for (const config of ['wrong-nodenext.json', 'wrong-bundler.json']) {
       const { code, output } = await typeCheck(project, config);
       expect(code, config).not.toBe(0);
       expect(output, config).toMatch(/wrong\.ts\(3,\d+\): error TS2322: [^\n]*\n\s+Property 'event' is missing in type '\{ key: string; \}'/);
       expect(output, config).toMatch(/wrong\.ts\(4,\d+\): error TS2322: Type 'number' is not assignable to type 'string'/);
+      expect(output, config).toMatch(/wrong\.ts\(5,\d+\): error TS2353: Object literal may only specify known properties, and 'status' does not exist/);
+      expect(output, config).toMatch(/wrong\.ts\(6,\d+\): error TS2353: Object literal may only specify known properties, and 'sort' does not exist/);
+      expect(output, config).toMatch(/wrong\.ts\(7,\d+\): error TS2353: Object literal may only specify known properties, and 'plan' does not exist/);
+      expect(output, config).toMatch(/wrong\.ts\(8,\d+\): error TS2353: Object literal may only specify known properties, and 'retries' does not exist/);
     }
   });
 
@@ -167,7 +196,7 @@ describe('the consumer package (generated/)', () => {
     const samples = Object.values(contract.paths).flatMap((item) =>
       Object.values(item).flatMap((operation) => operation['x-codeSamples'].filter((s) => s.lang === 'TypeScript').map((s) => [operation.operationId, s.source] as const)),
     );
-    expect(samples).toHaveLength(40);
+    expect(samples).toHaveLength(41);
     mkdirSync(join(project, 'samples'));
     for (const [operationId, source] of samples) writeFileSync(join(project, 'samples', `${operationId}.ts`), source);
     // The samples read credentials from the environment, as a Node program does.
@@ -180,6 +209,50 @@ describe('the consumer package (generated/)', () => {
     expect(code).toBe(0);
   });
 
+  it("when the installed package's evaluateConfig is run on the server's config, then it answers as POST …/evaluate does", async () => {
+    // Arrange: a team with a running experiment and flags of every kind of rule.
+    const team = await server().newTeam();
+    const path = { team: team.id };
+    await team.api.POST('/api/teams/{team}/events', { params: { path }, body: { key: 'purchase' } });
+    await team.api.POST('/api/teams/{team}/experiments', { params: { path }, body: { key: 'checkout_test', event: 'purchase', coverage: 80 } });
+    for (const key of ['control', 'treatment']) {
+      await team.api.POST('/api/teams/{team}/experiments/{experiment}/variants', { params: { path: { ...path, experiment: 'checkout_test' } }, body: { key, control: key === 'control' } });
+    }
+    await team.api.POST('/api/teams/{team}/experiments/{experiment}/start', { params: { path: { ...path, experiment: 'checkout_test' } } });
+    await team.api.POST('/api/teams/{team}/features', {
+      params: { path },
+      body: {
+        key: 'checkout',
+        enabled: true,
+        value: 'classic',
+        rules: [
+          { type: 'force', conditions: { country: 'DE', age: { $gte: 18 } }, value: 'german' },
+          { type: 'experiment', experiment: 'checkout_test', variants: { treatment: 'one_page' } },
+          { type: 'rollout', percentage: 25, value: 'some' },
+        ],
+      },
+    });
+    const config = (await team.ingest.GET('/api/teams/{team}/config', { params: { path } })).data!.data;
+    const participants = Array.from({ length: 30 }, (_, i) => ({ key: `visitor-${i}`, attributes: { country: i % 2 ? 'DE' : 'FR', age: 10 + i } }));
+    const remote = [];
+    for (const p of participants) {
+      const { data } = await team.ingest.POST('/api/teams/{team}/evaluate', { params: { path }, body: { participant: p.key, attributes: p.attributes } });
+      remote.push(data!.data);
+    }
+    // Act: the installed package, in a process of the consumer's project.
+    writeFileSync(join(project, 'evaluate.mjs'), `import { evaluateConfig } from 'experimentation-api';
+const { config, participants } = JSON.parse(process.argv[2]);
+console.log(JSON.stringify(participants.map((p) => evaluateConfig(config, p))));
+`);
+    const { stdout } = await run(process.execPath, [join(project, 'evaluate.mjs'), JSON.stringify({ config, participants })], { cwd: project });
+    // Assert
+    expect(JSON.parse(stdout)).toEqual(remote);
+    // The force rule (index 0) serves the adults in Germany whatever the experiment's random seed; the others spread over the rest.
+    const rules = new Set(remote.map((r) => r.features.checkout?.rule));
+    expect(rules.has(0)).toBe(true);
+    expect(rules.size).toBeGreaterThanOrEqual(3);
+  });
+
   it('when the compiled program runs against the real server, then its calls succeed as typed', async () => {
     const { stdout } = await run(process.execPath, [join(project, 'out/main.js')], { cwd: project });
 
@@ -190,6 +263,7 @@ describe('the consumer package (generated/)', () => {
       variants: [['control', 'treatment']],
       assignments: [['welcome', expect.stringMatching(/^(control|treatment)$/)]],
       refused: [403, 'Forbidden'],
+      evaluated: [expect.stringMatching(/^(control|treatment)$/), true],
     });
   });
 });

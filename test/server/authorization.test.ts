@@ -159,12 +159,14 @@ const ownTeamSetup: Record<string, { fixture?: Partial<Fixture>; body?: unknown 
   variants_delete: { fixture: { status: 'draft' } },
   features_create: { body: { key: 'dark_mode', enabled: false } },
   participants_create: { body: { key: 'user-43' } },
+  // The request example reports a value event, which the fixture does not define.
+  ingest: { body: { participant: 'user-42', event: 'purchase' } },
 };
 
 describe('the bundled contract', () => {
-  it('when it is read, then it has the 40 operations this table covers', () => {
-    expect(operations).toHaveLength(40);
-    expect(new Set(operations.map((op) => op.operationId)).size).toBe(40);
+  it('when it is read, then it has the 41 operations this table covers', () => {
+    expect(operations).toHaveLength(41);
+    expect(new Set(operations.map((op) => op.operationId)).size).toBe(41);
   });
 });
 
@@ -296,10 +298,10 @@ describe.each(engines)('authorization on %s', (engine) => {
 // A sanity check of the table itself, so a wrong generator does not pass silently.
 describe('the generated table', () => {
   it('when it is built, then each operation is tried with each credential and the non-team operations are the four', () => {
-    expect(cases).toHaveLength(40 * credentials.length);
+    expect(cases).toHaveLength(41 * credentials.length);
     expect(credentials).toHaveLength(8);
     expect(operations.filter((op) => !op.teamScoped).map((op) => op.template)).toEqual(['/api/health', '/api/user', '/api/current-team', '/api/teams']);
-    expect(operations.filter((op) => op.acceptsIngestKey && !op.isPublic).map((op) => op.operationId).sort()).toEqual(['config_get', 'ingest', 'ingest_batch']);
+    expect(operations.filter((op) => op.acceptsIngestKey && !op.isPublic).map((op) => op.operationId).sort()).toEqual(['config_get', 'evaluate', 'ingest', 'ingest_batch']);
   });
 
   it('when the own-team setups are read, then each names an operation of the contract', () => {

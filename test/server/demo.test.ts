@@ -61,7 +61,7 @@ describe.each(engines)('npm run demo on %s', (engine) => {
 
   async function resultsWith(token: string, team: number): Promise<ExperimentResults> {
     const { data, response } = await createApiClient(server.baseUrl, token).GET('/api/teams/{team}/experiments/{experiment}/results', {
-      params: { path: { team, experiment: 'checkout_redesign' } },
+      params: { path: { team, experiment: 'checkout_redesign' }, query: { events: ['purchase', 'add_to_cart', 'revenue'] } },
     });
     expect(response.status).toBe(200);
     return data!.data;
@@ -84,7 +84,11 @@ describe.each(engines)('npm run demo on %s', (engine) => {
     expect(results).toMatchObject({ status: 'running', goal: 'purchase', control: 'control', participants: 1200, srm_warning: false });
     expect(results.runtime.days_running).toBeGreaterThanOrEqual(2.99);
     expect(results.runtime.days_running).toBeLessThanOrEqual(3.01);
-    expect(results.events.map((e) => e.event)).toEqual(['purchase', 'add_to_cart']);
+    expect(results.events.map((e) => e.event)).toEqual(['purchase', 'add_to_cart', 'revenue']);
+    // Revenue per visitor: a mean for each variant, compared with the control's
+    const revenue = results.events[2]!.variants.map((v) => v.statistics.means!);
+    expect(revenue.every((means) => means.mean! > 0)).toBe(true);
+    expect(revenue[1]!.difference_interval).not.toBeNull();
     const days = results.history.days;
     expect(days.length).toBeGreaterThanOrEqual(3);
     expect(days.length).toBeLessThanOrEqual(4);

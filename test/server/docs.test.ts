@@ -21,6 +21,42 @@ const operations = Object.entries(spec.paths).flatMap(([path, item]) =>
   METHODS.filter((method) => item[method]).map((method) => ({ method, path, ...item[method] })),
 );
 
+/**
+ * Run in the page on an element: the words of its text that a line break cuts in two. Each
+ * character's box tells its line; a line must start after a space.
+ */
+const WORDS_BROKEN_ACROSS_LINES = (element: unknown): string[] => {
+  const node = element as { textContent: string; ownerDocument: { createRange(): any; createTreeWalker(root: unknown, filter: number): any } };
+  const walker = node.ownerDocument.createTreeWalker(node, 4);
+  let text = '';
+  const boxes: Array<{ at: number; top: number }> = []; // a space that ends a line has no box
+  while (walker.nextNode()) {
+    const data = (walker.currentNode as { data: string }).data;
+    for (let i = 0; i < data.length; i++) {
+      const range = node.ownerDocument.createRange();
+      range.setStart(walker.currentNode, i);
+      range.setEnd(walker.currentNode, i + 1);
+      const box = range.getBoundingClientRect();
+      if (box.width > 0) boxes.push({ at: text.length + i, top: Math.round(box.top) });
+    }
+    text += data;
+  }
+  const broken: string[] = [];
+  for (let i = 1; i < boxes.length; i++) {
+    const [before, after] = [boxes[i - 1]!, boxes[i]!];
+    if (after.top > before.top && !/\s/.test(text.slice(before.at, after.at + 1))) broken.push(`${text.slice(0, before.at + 1)}|${text.slice(after.at)}`);
+  }
+  return broken;
+};
+
+/** Run in the page on an element: how far its text reaches past the right of its own box (into what is beside it). */
+const TEXT_PAST_ITS_BOX = (element: unknown): number => {
+  const node = element as { ownerDocument: { createRange(): any }; getBoundingClientRect(): { right: number } };
+  const range = node.ownerDocument.createRange();
+  range.selectNodeContents(node);
+  return Math.round(range.getBoundingClientRect().right - node.getBoundingClientRect().right);
+};
+
 const hasChromium = existsSync(CHROMIUM);
 if (!hasChromium) {
   if (process.env.CI === 'true') throw new Error(`${CHROMIUM} is required in CI (apt-get install -y chromium)`);
@@ -34,21 +70,55 @@ describe('GET /changelog', () => {
     const response = await fetch(`${server().baseUrl}/changelog`);
     expect(response.status).toBe(200);
     expect(response.headers.get('content-type')).toMatch(/^text\/plain; charset=utf-8/);
+    expect(response.headers.get('vary')).toMatch(/Accept/);
     expect(await response.text()).toBe(readFileSync(`${root}CHANGELOG.md`, 'utf8'));
+  });
+
+  it('when a browser asks for it, then it is a page with an entry per version; the text stays at /changelog.md', async () => {
+    if (!existsSync(docsFile)) execFileSync('npm', ['run', '-s', 'docs'], { cwd: root, stdio: 'inherit' });
+    const versions = [...readFileSync(`${root}CHANGELOG.md`, 'utf8').matchAll(/^## (.*)$/gm)].map((match) => match[1]!);
+
+    const page = await fetch(`${server().baseUrl}/changelog`, { headers: { accept: 'text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8' } });
+    const text = await fetch(`${server().baseUrl}/changelog.md`);
+
+    expect(page.status).toBe(200);
+    expect(page.headers.get('content-type')).toMatch(/^text\/html/);
+    expect(page.headers.get('content-security-policy')).toMatch(/default-src 'none'/);
+    const html = await page.text();
+    expect(versions.length).toBeGreaterThan(3);
+    expect([...html.matchAll(/<h2>(.*?)<\/h2>/g)].map((match) => match[1])).toEqual(versions);
+    expect(html).toContain('<code>GET /api/teams/{team}/experiments/{experiment}/results</code>');
+    expect(text.headers.get('content-type')).toMatch(/^text\/plain; charset=utf-8/);
+    expect(await text.text()).toBe(readFileSync(`${root}CHANGELOG.md`, 'utf8'));
+  });
+});
+
+describe('GET /', () => {
+  const server = useServer('sqlite');
+
+  it('when a newcomer opens the root, then it is a page linking the docs, the results page, the contract and the changelog, each of which answers', async () => {
+    if (!existsSync(docsFile)) execFileSync('npm', ['run', '-s', 'docs'], { cwd: root, stdio: 'inherit' });
+    const response = await fetch(`${server().baseUrl}/`);
+
+    expect(response.status).toBe(200);
+    expect(response.headers.get('content-type')).toMatch(/^text\/html/);
+    const links = [...(await response.text()).matchAll(/<a href="([^"]+)"/g)].map((match) => match[1]!);
+    expect(links).toEqual(['/docs', '/results', '/openapi.json', '/changelog']);
+    for (const link of links) expect((await fetch(`${server().baseUrl}${link}`)).status, link).toBe(200);
   });
 });
 
 describe('GET /openapi.json', () => {
   const server = useServer('sqlite');
 
-  it('when it is fetched, then it is the bundled document with its 40 operations', async () => {
+  it('when it is fetched, then it is the bundled document with its 41 operations', async () => {
     const response = await fetch(`${server().baseUrl}/openapi.json`);
     expect(response.status).toBe(200);
     expect(response.headers.get('content-type')).toMatch(/^application\/json/);
     const served = (await response.json()) as typeof spec;
     expect(served).toEqual(spec);
     const count = Object.values(served.paths).flatMap((item) => METHODS.filter((method) => item[method])).length;
-    expect(count).toBe(40);
+    expect(count).toBe(41);
   });
 });
 
@@ -96,21 +166,36 @@ describe.skipIf(!hasChromium)('GET /docs in headless Chromium', () => {
     expect(response?.headers()['content-type']).toMatch(/^text\/html/);
     expect(response?.headers()['content-security-policy']).toMatch(/default-src 'self'/);
 
+    // The title breaks between words only; the servers panel shows no Markdown backticks.
+    const title = page.locator('[data-component-name="Typography/H1"]').first();
+    await title.waitFor();
+    expect(await title.evaluate(WORDS_BROKEN_ACROSS_LINES), 'words broken across lines').toEqual([]);
+    expect(await title.evaluate(TEXT_PAST_ITS_BOX), 'pixels of the title past its box').toBeLessThanOrEqual(0);
+    const servers = page.locator('[data-component-name="Panel/Panel"]').filter({ has: page.locator('[data-component-name="Panel/PanelHeaderTitle"]', { hasText: /^Servers$/ }) });
+    await expect.poll(() => servers.innerText()).toContain('The server that serves this document');
+    expect(await servers.innerText()).not.toContain('`');
+
     // Rendered: the sidebar lists the tags as groups; expanding each lists its operations.
     const menu = page.locator('[data-component-name="Menu/Menu"]').first();
     await menu.waitFor({ timeout: 60_000 });
     await expect.poll(() => menu.innerText()).toContain('Experimentation Service API');
-    const groups = menu.locator('[data-component-name="Menu/MenuItem"].menu-item-type-group > a');
+    const groups = menu.locator('[data-component-name="Menu/MenuItem"].menu-item-type-group');
     await expect.poll(() => groups.count()).toBe(8);
     const listed = new Map<string, string>(); // operationId (from the item's link) → the item's text
+    const operationHrefs: string[] = [];
     for (let i = 0; i < (await groups.count()); i++) {
-      await groups.nth(i).click();
-      const items = menu.locator('[data-component-name="Menu/MenuItem"].menu-item-type-operation');
+      const group = groups.nth(i);
+      await group.locator(':scope > a').click();
+      // The items of this group only, once every one is shown: a collapsed group's items are
+      // hidden, and a hidden element's innerText ignores the CSS that upper-cases the method.
+      const items = group.locator('[data-component-name="Menu/MenuItem"].menu-item-type-operation');
       await items.first().waitFor();
+      await expect.poll(() => items.evaluateAll((elements) => elements.every((element) => (element as unknown as { checkVisibility(): boolean }).checkVisibility()))).toBe(true);
       for (const [href, text] of await items.evaluateAll((elements) =>
         elements.map((element) => [element.querySelector('a')?.getAttribute('href') ?? '', (element as unknown as { innerText: string }).innerText]),
       )) {
         listed.set(href.split('/').pop()!, text.replace(/\s+/g, ' ').trim());
+        operationHrefs.push(href);
       }
     }
     expect([...listed.keys()].sort()).toEqual(operations.map((op) => op.operationId).sort());
@@ -118,23 +203,43 @@ describe.skipIf(!hasChromium)('GET /docs in headless Chromium', () => {
       expect(listed.get(op.operationId), op.operationId).toContain(op.summary);
       expect(listed.get(op.operationId), op.operationId).toContain(op.method.toUpperCase());
     }
-    expect(listed.size).toBe(40);
+    expect(listed.size).toBe(41);
+
+    // Every menu link stays in this page (a route in its hash), so one opened in a new tab is
+    // this page again, at that entry: not the server's 404 for /section/… or /experiments/….
+    const hrefs = [...(await menu.locator('a').evaluateAll((links) => links.map((link) => link.getAttribute('href') ?? ''))), ...operationHrefs];
+    expect(hrefs.length).toBeGreaterThan(70);
+    expect(hrefs.filter((href) => new URL(href, page.url()).pathname !== '/docs')).toEqual([]);
+    const resultsHref = hrefs.find((href) => href.endsWith('/experiments_results'))!;
+    const tab = await browser.newPage();
+    const opened = await tab.goto(new URL(resultsHref, page.url()).href, { waitUntil: 'load' });
+    expect(opened?.status()).toBe(200);
+    await expect.poll(() => tab.locator('h1, h2').filter({ hasText: operations.find((op) => op.operationId === 'experiments_results')!.summary }).count(), { timeout: 60_000 }).toBeGreaterThan(0);
+    await tab.close();
 
     // Opening an operation renders its method and path, and its code samples.
     await page.locator('[data-component-name="Menu/MenuItem"].menu-item-type-operation a[href$="/ingest"]').first().click();
     await expect.poll(() => page.locator('body').innerText()).toContain('/api/teams/{team}/ingest');
     await page.waitForLoadState('networkidle');
     const body = await page.locator('body').innerText();
-    expect(body).toContain("curl -X POST 'http://127.0.0.1:3000/api/teams/1/ingest'");
+    // The samples address the reader's server and team, as the quickstart sets them: no hard-coded host or team.
+    expect(body).toContain('curl -X POST "$BASE_URL/api/teams/$TEAM/ingest"');
+    expect(body).not.toMatch(/127\.0\.0\.1:3000\/api\/teams\/1/);
     // The samples are a dropdown: curl first, then TypeScript with the consumer package.
     await page.locator('[data-component-name="Dropdown/Dropdown"] button').filter({ hasText: /^curl$/ }).first().click();
     await page.getByText('TypeScript (experimentation-api)', { exact: true }).first().click();
     await expect.poll(() => page.locator('body').innerText()).toContain("import { createApiClient } from 'experimentation-api';");
+    expect(await page.locator('body').innerText()).toContain('createApiClient(process.env.BASE_URL!, process.env.INGEST_KEY)');
 
-    // The description's sections come first in the sidebar, the quickstart leading; the changelog is one of them.
+    // The description's sections come first in the sidebar, the quickstart leading, then the
+    // operations' groups, then the changelog as one entry (not one per version); no name twice.
     const sections = (await menu.locator('[data-component-name="Menu/MenuItem"].menu-item-type-default').allInnerTexts()).map((text) => text.trim());
     expect(sections.slice(0, 2)).toEqual(['Experimentation Service API', 'Quickstart']);
-    expect(sections.slice(sections.indexOf('Removed operations'), sections.indexOf('Changelog') + 1)).toEqual(['Removed operations', 'Changelog']);
+    const topLevel = (await menu.locator(':scope > li > [data-component-name="Menu/MenuItem"], :scope > [data-component-name="Menu/MenuItem"]').allInnerTexts()).map((text) => text.split('\n')[0]!.trim());
+    const groupNames = (await groups.locator(':scope > a').allInnerTexts()).map((text) => text.trim());
+    expect(topLevel.slice(topLevel.indexOf('Removed operations'))).toEqual(['Removed operations', ...groupNames, 'Changelog']);
+    expect(topLevel.filter((name, i) => topLevel.indexOf(name) !== i)).toEqual([]);
+    expect(sections.filter((name) => /^\d{4}-\d\d-\d\d/.test(name) || /^(Additions|Modifications|Removals)$/.test(name))).toEqual([]);
     // The removed operations section shows each of them with what replaces it.
     await menu.locator('[data-component-name="Menu/MenuItem"].menu-item-type-default').filter({ hasText: /^Removed operations$/ }).click();
     await expect.poll(() => page.locator('body').innerText()).toContain('POST /api/teams/{team}/hit');
@@ -172,6 +277,14 @@ describe.skipIf(!hasChromium)('GET /docs in headless Chromium', () => {
     expect(text.indexOf('Quickstart')).toBeLessThan(text.indexOf('Requests and responses'));
     await heading.scrollIntoViewIfNeeded();
     await page.screenshot({ path: `${root}dist/docs/quickstart.png` });
+
+    // On a phone too, the title breaks between words and stays in its box.
+    await page.setViewportSize({ width: 390, height: 844 });
+    const title = page.locator('[data-component-name="Typography/H1"]').first();
+    await title.scrollIntoViewIfNeeded();
+    await expect.poll(() => title.evaluate(TEXT_PAST_ITS_BOX), { message: 'pixels of the title past its box' }).toBeLessThanOrEqual(0);
+    expect(await title.evaluate(WORDS_BROKEN_ACROSS_LINES)).toEqual([]);
+    await page.screenshot({ path: `${root}dist/docs/title-390.png` });
     await page.close();
   });
 });

@@ -332,4 +332,41 @@ describe.each(engines)('the request log on %s', (engine) => {
       expect(entry).toMatchObject({ msg: 'request completed', req: { id: expect.any(Number), remoteAddress: '127.0.0.1', userAgent: expect.any(String) }, responseTime: expect.any(Number) });
     }
   });
+
+  it('when a credential stands anywhere in the URL — a bare query, after a semicolon, in the path, percent-encoded — then the log redacts it and keeps the rest', async () => {
+    // Arrange
+    const team = await server().newTeam();
+    const encoded = team.ingestKey.replace('_', '%5F');
+    const calls = [
+      `/api/user?${team.token}`,
+      `/api/user;${team.token}`,
+      `/api/user?x;${team.ingestKey}`,
+      `/api/teams/${team.id}/participants/${team.token}`,
+      `/api/teams/${team.id}/participants/${encoded}`,
+      `/api/teams/${team.id}/participants/visitor-${team.ingestKey}`,
+      `/api/teams/${team.id}/experiments/test_experiment`,
+    ];
+    const before = lines.length;
+
+    // Act
+    for (const path of calls) {
+      const response = await fetch(baseUrl() + path, { headers: { authorization: `Bearer ${team.token}` } });
+      await response.arrayBuffer();
+    }
+    await expect.poll(() => lines.length - before).toBeGreaterThanOrEqual(calls.length);
+
+    // Assert
+    const logged = lines.slice(before).map((line) => (JSON.parse(line) as { req?: { url?: string } }).req?.url).filter((url) => url !== undefined);
+    const log = logged.join('\n');
+    for (const secret of [team.token, team.ingestKey, team.token.slice(4), team.ingestKey.slice(4), encoded]) expect(log).not.toContain(secret);
+    expect(logged).toEqual([
+      '/api/user?est_[Redacted]=[Redacted]',
+      '/api/user;est_[Redacted]',
+      '/api/user?x;esk_[Redacted]=[Redacted]',
+      `/api/teams/${team.id}/participants/est_[Redacted]`,
+      `/api/teams/${team.id}/participants/esk_[Redacted]`,
+      `/api/teams/${team.id}/participants/visitor-esk_[Redacted]`,
+      `/api/teams/${team.id}/experiments/test_experiment`,
+    ]);
+  });
 });

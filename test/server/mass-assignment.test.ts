@@ -55,6 +55,9 @@ const VALUES: Record<string, unknown> = {
   participants_count: 5,
   participants: 5,
   seed: '00000000000000000000000000000000',
+  hash_version: 1,
+  // What an evaluation answers (beside experiments), sent back as if it were input.
+  features: {},
   created_at: '2020-01-01T00:00:00.000Z',
   updated_at: '2020-01-01T00:00:00.000Z',
   started_at: '2020-01-01T00:00:00.000Z',
@@ -82,6 +85,7 @@ const TARGETS: Record<string, { path: Record<string, string>; body: Json; create
   participants_update: { path: { participant: 'user-42' }, body: { notes: 'Changed' } },
   ingest: { path: {}, body: { participant: 'fresh-ingest', event: 'purchase' }, created: 'fresh-ingest' },
   ingest_batch: { path: {}, body: { items: [{ participant: 'fresh-batch', event: 'purchase' }] }, created: 'fresh-batch' },
+  evaluate: { path: {}, body: { participant: 'fresh-evaluated' } },
 };
 
 interface Operation {

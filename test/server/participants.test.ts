@@ -73,7 +73,7 @@ describe.each(engines)('participants on %s', (engine) => {
 
     it.each([
       ['a nested object', { address: { city: 'Berlin' } }],
-      ['an array', { tags: ['a', 'b'] }],
+      ['a nested array', { tags: [['a'], 'b'] }],
       ['null', { plan: null }],
       ['51 properties', Object.fromEntries(Array.from({ length: 51 }, (_, i) => [`a${i}`, i]))],
       ['a string of 1001 characters', { plan: 'x'.repeat(1001) }],
@@ -156,6 +156,33 @@ describe.each(engines)('participants on %s', (engine) => {
       const past = await team.api.GET('/api/teams/{team}/participants', { params: { path, query: { per_page: 2, page: 4 } } });
       expect(past.response.status).toBe(200);
       expect(past.data?.data).toEqual([]);
+    });
+
+    it('when a team has more than 10 000 participants, then the deepest page answers, a deeper one is 400 naming page, and no link leads past it', async () => {
+      // Arrange: 10 050 participants, written straight to storage (ingesting them would take minutes)
+      const team = await server().newTeam();
+      const path = { team: team.id };
+      const at = new Date().toISOString();
+      const keys = Array.from({ length: 10_050 }, (_, i) => `p${String(i).padStart(5, '0')}`);
+      for (let start = 0; start < keys.length; start += 500) {
+        const rows = keys.slice(start, start + 500).map((key) => ({ team_id: team.id, key, notes: null, attributes: '{}', created_at: at, updated_at: at }));
+        await server().storage.db.insertInto('participants').values(rows).execute();
+      }
+
+      // Act
+      const deepest = await team.api.GET('/api/teams/{team}/participants', { params: { path, query: { per_page: 100, page: 100 } } });
+      const deeper = await team.api.GET('/api/teams/{team}/participants', { params: { path, query: { per_page: 100, page: 101 } } });
+      const byDefault = await team.api.GET('/api/teams/{team}/participants', { params: { path } });
+
+      // Assert
+      expect(deepest.response.status).toBe(200);
+      expect(deepest.data?.data.map((p) => p.key)).toEqual(keys.slice(9_900, 10_000));
+      expect(deepest.data?.meta).toEqual({ current_page: 100, per_page: 100, total: 10_050, last_page: 101 });
+      expect(deepest.data?.links).toMatchObject({ last: `/api/teams/${team.id}/participants?per_page=100&page=100`, next: null });
+      expect(deeper.response.status).toBe(400);
+      expect(deeper.error?.errors).toEqual([{ path: '/query/page', message: 'must be at most 100 with per_page=100' }]);
+      expect(byDefault.data?.meta).toMatchObject({ total: 10_050, last_page: 670 });
+      expect(byDefault.data?.links.last).toBe(`/api/teams/${team.id}/participants?page=666&per_page=15`);
     });
 
     it('when per_page is above 100, then 400', async () => {
@@ -408,7 +435,7 @@ describe.each(engines)('participants on %s', (engine) => {
       expect(a.control.unique_conversions + a.treatment.unique_conversions).toBe(20);
     });
 
-    it('when a participant is unenrolled while it is being ingested with events, then nothing of it stays in the statistics', async () => {
+    it('when a participant is withdrawn while it is being ingested with events, then it stays counted once with what came before the withdrawal, and nothing after', async () => {
       const team = await server().newTeam();
       await createExperiment(team, 'exp');
       const keys = Array.from({ length: 20 }, (_, i) => `user-${i}`);
@@ -425,8 +452,14 @@ describe.each(engines)('participants on %s', (engine) => {
       );
 
       expect(statuses).toEqual(statuses.map(() => 200));
-      const empty = { participants: 0, conversions: 0, unique_conversions: 0 };
-      expect(await counts(team, 'exp')).toEqual({ control: empty, treatment: empty });
+      const during = await counts(team, 'exp');
+      const total = (field: 'participants' | 'conversions' | 'unique_conversions') => during.control![field] + during.treatment![field];
+      // Each was counted once and converted before it left; both concurrent ingests may come before the withdrawal (PostgreSQL: it takes its turn under the team's lock)
+      expect([total('participants'), total('unique_conversions')]).toEqual([20, 20]);
+      expect(total('conversions')).toBeGreaterThanOrEqual(20);
+      expect(total('conversions')).toBeLessThanOrEqual(60);
+      for (const key of keys) await ingestOk(team, { participant: key, event: 'goal' });
+      expect(await counts(team, 'exp')).toEqual(during);
     });
   });
 
@@ -514,7 +547,7 @@ describe.each(engines)('participants on %s', (engine) => {
   });
 
   describe('DELETE /api/teams/{team}/participants/{participant}/experiments/{experiment}', () => {
-    it('when the participant is enrolled, then it answers with the enrolment and leaves the statistics', async () => {
+    it('when the participant is enrolled, then it answers with the enrolment, which is gone, and the statistics keep what it did (intention to treat)', async () => {
       const team = await server().newTeam();
       await createExperiment(team, 'exp');
       await ingestOk(team, { participant: 'other', experiment: 'exp', variant: 'treatment', event: 'goal' });
@@ -527,7 +560,7 @@ describe.each(engines)('participants on %s', (engine) => {
       expect(response.status).toBe(200);
       expect(data?.data).toEqual(ingested.assignments[0]);
 
-      expect((await counts(team, 'exp')).treatment).toEqual({ participants: 1, conversions: 1, unique_conversions: 1 });
+      expect((await counts(team, 'exp')).treatment).toEqual({ participants: 2, conversions: 3, unique_conversions: 2 });
       const gone = await team.api.GET('/api/teams/{team}/participants/{participant}/experiments/{experiment}', { params: { path } });
       expect(gone.response.status).toBe(404);
       const participant = await team.api.GET('/api/teams/{team}/participants/{participant}', { params: { path: { team: team.id, participant: 'José' } } });
@@ -557,7 +590,7 @@ describe.each(engines)('participants on %s', (engine) => {
       expect(list.data?.data.map((e) => e.experiment)).toEqual(['exp_new']);
     });
 
-    it('when the experiment is stopped, then unenrol works and removes its data', async () => {
+    it('when the experiment is stopped, then a withdrawal works and the statistics keep the participant', async () => {
       const team = await server().newTeam();
       await createExperiment(team, 'exp');
       await ingestOk(team, { participant: '用户-42', experiment: 'exp', variant: 'control', event: 'goal' });
@@ -567,7 +600,7 @@ describe.each(engines)('participants on %s', (engine) => {
       });
       expect(response.status).toBe(200);
       expect(data?.data).toMatchObject({ experiment: 'exp', status: 'stopped', variant: 'control' });
-      expect((await counts(team, 'exp')).control).toEqual({ participants: 0, conversions: 0, unique_conversions: 0 });
+      expect((await counts(team, 'exp')).control).toEqual({ participants: 1, conversions: 1, unique_conversions: 1 });
     });
 
     it('when the participant is not enrolled, then 404 and nothing changes', async () => {

@@ -114,14 +114,8 @@ describe('the contract', () => {
     }
   });
 
-  it('when the document is read, then it says once that every answer carries the RateLimit-* headers, and only the 429 repeats them', () => {
+  it('when the document is read, then it says every answer carries the RateLimit-* headers (each response declares them: test/contract/document.test.ts)', () => {
     expect(spec.info.description).toMatch(/`RateLimit-Limit`,\s+`RateLimit-Remaining`\s+and\s+`RateLimit-Reset`\s+tell\s+the\s+budget\s+on\s+every\s+answer/);
-    for (const operation of operations) {
-      for (const [status, ref] of Object.entries(operation.responses)) {
-        if (status === '429') continue;
-        expect(Object.keys(responseOf(ref).headers ?? {}).filter((name) => name.startsWith('RateLimit-')), `${operation.name} ${status}`).toEqual([]);
-      }
-    }
   });
 });
 

@@ -53,7 +53,7 @@ describe.each(engines)('experiment results on %s', (engine) => {
     }
   }
 
-  async function results(team: TestTeam, query: { history_event?: string } = {}): Promise<ExperimentResults> {
+  async function results(team: TestTeam, query: { history_event?: string; events?: string[]; history_days?: number } = {}): Promise<ExperimentResults> {
     return (await ok(team.api.GET('/api/teams/{team}/experiments/{experiment}/results', { params: { path: { team: team.id, experiment: 'exp' }, query } }))).data;
   }
 
@@ -67,9 +67,9 @@ describe.each(engines)('experiment results on %s', (engine) => {
     await enrol(team, 'few', keys('f', 60), 30);
 
     // Act
-    const read = await results(team);
+    const read = await results(team, { events: ['purchase', 'zoom'] });
 
-    // Assert: one entry per event, the goal first; the control first in each, then by key
+    // Assert: one entry per event asked for, in that order; the control first in each, then by key
     expect(read.experiment).toBe('exp');
     expect(read.status).toBe('running');
     expect(read.goal).toBe('purchase');
@@ -104,8 +104,9 @@ describe.each(engines)('experiment results on %s', (engine) => {
     await enrol(team, 'control', keys('c', 120), 12);
     await enrol(team, 'treatment', keys('t', 150), 30);
 
-    const read = await results(team);
+    const read = await results(team, { events: ['zoom', 'purchase'] });
 
+    expect(read.events.map((event) => event.event)).toEqual(['zoom', 'purchase']);
     for (const variant of ['control', 'treatment']) {
       const statistics = (await ok(team.api.GET('/api/teams/{team}/experiments/{experiment}/variants/{variant}/statistics', { params: { path: { team: team.id, experiment: 'exp', variant } } }))).data;
       expect(read.srm).toEqual(statistics.srm);
@@ -132,7 +133,7 @@ describe.each(engines)('experiment results on %s', (engine) => {
     expect((await results(team)).srm_warning).toBe(false);
   });
 
-  it('when the experiment ran over days, then the history sums each day into the counts at its end, gaps filled, a leaver taken out on the day they left', async () => {
+  it('when the experiment ran over days, then the history sums each day into the counts at its end, gaps filled, an erased participant taken out on the day it was erased', async () => {
     // Arrange: started on day 1; participants on days 1, 2 and 4 (none on day 3); one leaves on day 4
     clockAt('2026-03-01T10:00:00.000Z');
     const team = await running(['control', 'treatment']);
@@ -143,7 +144,8 @@ describe.each(engines)('experiment results on %s', (engine) => {
     await enrol(team, 'treatment', keys('t2-', 50), 15);
     clockAt('2026-03-04T00:00:00.000Z');
     await enrol(team, 'treatment', keys('t4-', 10), 1);
-    await ok(team.api.DELETE('/api/teams/{team}/participants/{participant}/experiments/{experiment}', { params: { path: { team: team.id, participant: 't1--0000', experiment: 'exp' } } }));
+    // Erased (a data-deletion request) — a withdrawal would keep it, by intention to treat
+    await ok(team.api.DELETE('/api/teams/{team}/participants/{participant}', { params: { path: { team: team.id, participant: 't1--0000' } } }));
     clockAt('2026-03-05T12:00:00.000Z');
     await ok(team.api.POST('/api/teams/{team}/experiments/{experiment}/stop', { params: { path: { team: team.id, experiment: 'exp' } } }));
     clockAt('2026-03-09T00:00:00.000Z');
@@ -181,6 +183,44 @@ describe.each(engines)('experiment results on %s', (engine) => {
 
     expect(read.history.event).toBe('zoom');
     expect(read.history.days.at(-1)!.variants.map((v) => [v.variant, v.participants, v.unique_conversions])).toEqual([['control', 5, 2], ['treatment', 0, 0]]);
+  });
+
+  it('when no events are asked for, then only the goal is described; when more than 20 or an unknown one, then 400 or 404 naming it', async () => {
+    const team = await running(['control', 'treatment']);
+    const url = `${server().baseUrl}/api/teams/${team.id}/experiments/exp/results`;
+    const get = (query: string) => fetch(`${url}?${query}`, { headers: { authorization: `Bearer ${team.token}` } });
+
+    const alone = await results(team);
+    const both = (await (await get('events=zoom,purchase')).json()) as { data: ExperimentResults };
+
+    expect(alone.events.map((event) => [event.event, event.goal])).toEqual([['purchase', true]]);
+    expect(both.data.events.map((event) => [event.event, event.goal])).toEqual([['zoom', false], ['purchase', true]]);
+    const tooMany = await get(`events=${Array.from({ length: 21 }, (_, i) => `e${i}`).join(',')}`);
+    expectProblem(tooMany, await tooMany.json(), 400, 'Bad Request', ['/query/events']);
+    const unknown = await get('events=purchase,nope');
+    const problem = (await unknown.json()) as { detail: string };
+    expectProblem(unknown, problem, 404, 'Not Found');
+    expect(problem.detail).toBe(`No event 'nope' in team ${team.id}.`);
+  });
+
+  it('when history_days is less than the days counted, then the history is the last ones, each as cumulative as in the whole history', async () => {
+    // Arrange: participants on five days
+    clockAt('2026-04-01T10:00:00.000Z');
+    const team = await running(['control', 'treatment']);
+    for (let day = 1; day <= 5; day++) {
+      clockAt(`2026-04-0${day}T10:00:00.000Z`);
+      await enrol(team, 'control', keys(`c${day}-`, 10 * day), day);
+      await enrol(team, 'treatment', keys(`t${day}-`, 10 * day), 2 * day);
+    }
+
+    // Act
+    const whole = await results(team);
+    const window = await results(team, { history_days: 2 });
+
+    // Assert
+    expect(whole.history.days.map((d) => d.day)).toEqual(['2026-04-01', '2026-04-02', '2026-04-03', '2026-04-04', '2026-04-05']);
+    expect(window.history.days).toEqual(whole.history.days.slice(-2));
+    expect(window.history.days[0]!.variants.map((v) => [v.variant, v.participants, v.unique_conversions])).toEqual([['control', 100, 10], ['treatment', 100, 20]]);
   });
 
   it('when the experiment is a draft, then the runtime is empty, verdicts wait for a control, and the history is empty', async () => {

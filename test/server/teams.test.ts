@@ -327,6 +327,12 @@ describe.each(engines)('users and teams on %s', (engine) => {
       ['page 0', 'page=0', '/query/page'],
       ['a page beyond any integer', 'page=999999999999999999999', '/query/page'],
       ['a non-integer page', 'page=two', '/query/page'],
+      ['a hexadecimal page', 'page=0x10', '/query/page'],
+      ['a page with an exponent', 'page=1e2', '/query/page'],
+      ['a signed page', 'page=%2B1', '/query/page'],
+      ['a per_page with a leading space', 'per_page=%20100', '/query/per_page'],
+      ['a per_page with a fraction', 'per_page=10.0', '/query/per_page'],
+      ['a page past the 10 000th item', 'page=101&per_page=100', '/query/page'],
       ['an unknown sort', 'sort=email', '/query/sort'],
       ['an unknown parameter', 'filter=mine', '/query/filter'],
     ])('when the query has %s, then 400 names it', async (_what, query, field) => {

@@ -1,0 +1,86 @@
+/**
+ * Verdicts by the role an event plays in an experiment, corrected for looking at many
+ * comparisons at once — pure functions.
+ *
+ * Every comparison is a variant against the control on the unique conversion rate, with the
+ * always-valid p-value of sequential.ts (valid at any stopping time). Then:
+ *
+ * - goal: Holm over the variants' always-valid p-values keeps the family-wise error — any false
+ *   "better" or "worse" among the variants, at any look — at α: a false rejection needs the
+ *   smallest true-null p below α / m₀ at some moment, which Ville's inequality and the union
+ *   bound cap at α whatever the dependence between the variants.
+ * - secondary: Benjamini–Hochberg over variants × secondary events keeps the false discovery
+ *   rate at α under independence or positive dependence (variants sharing a control correlate
+ *   positively); test/domain/roles.test.ts checks it by simulation.
+ * - guardrail: one-sided at its own α, not corrected — a false alarm costs a look, a missed
+ *   harm ships it: `guardrail_violated` when the always-valid p is at most α and the difference
+ *   goes the bad way (below 0 for an `increase` event, above 0 for a `decrease` one), that is
+ *   when the 1 − α sequence lies wholly on the bad side. Its error is at most α.
+ *
+ * "Better" and "worse" follow the event's direction. Below MINIMUM_PARTICIPANTS in the variant
+ * or the control the verdict is `collecting` and the comparison still counts in its family
+ * (the family's size does not depend on the data).
+ */
+
+import { benjaminiHochberg, holm } from './multiplicity';
+import { MINIMUM_PARTICIPANTS } from './results';
+import { rateAlwaysValid } from './sequential';
+import type { ArmCounts } from './statistics';
+
+export type Role = 'goal' | 'guardrail' | 'secondary';
+export type Direction = 'increase' | 'decrease';
+export type CorrectedVerdict = 'collecting' | 'no_difference' | 'variant_better' | 'variant_worse' | 'guardrail_violated';
+type ArmRate = Pick<ArmCounts, 'participants' | 'uniqueConversions'>;
+
+/** The α every family is kept at and every guardrail is tested at. */
+export const ROLE_ALPHA = 0.05;
+
+export interface RoleEvent {
+  role: Role;
+  direction: Direction;
+  control: ArmRate;
+  /** The variants other than the control, in a fixed order. */
+  variants: ArmRate[];
+}
+
+export interface Judgement {
+  /** The always-valid p-value against the control; null when not computable. */
+  pValue: number | null;
+  /** Holm (goal), Benjamini–Hochberg (secondary) or the p-value itself (guardrail). */
+  adjustedPValue: number | null;
+  verdict: CorrectedVerdict;
+}
+
+interface Comparison {
+  difference: number | null;
+  pValue: number | null;
+  enough: boolean;
+}
+
+function compare(arm: ArmRate, control: ArmRate): Comparison {
+  const enough = arm.participants >= MINIMUM_PARTICIPANTS && control.participants >= MINIMUM_PARTICIPANTS;
+  const figures = rateAlwaysValid(arm, control);
+  return { difference: figures?.difference ?? null, pValue: figures?.pValue ?? null, enough };
+}
+
+/** The judgement of every variant of every event, in the input's order. */
+export function judgeByRole(events: RoleEvent[], alpha = ROLE_ALPHA): Judgement[][] {
+  const comparisons = events.map((event) => event.variants.map((arm) => compare(arm, event.control)));
+  const adjusted = comparisons.map((row) => row.map((c) => c.pValue));
+  const goals = events.flatMap((event, i) => (event.role === 'goal' ? [i] : []));
+  for (const i of goals) adjusted[i] = holm(comparisons[i]!.map((c) => c.pValue));
+  const secondary = events.flatMap((event, i) => (event.role === 'secondary' ? comparisons[i]!.map((_, j) => [i, j] as const) : []));
+  const q = benjaminiHochberg(secondary.map(([i, j]) => comparisons[i]![j]!.pValue));
+  secondary.forEach(([i, j], k) => (adjusted[i]![j] = q[k]!));
+  return events.map((event, i) =>
+    comparisons[i]!.map((c, j) => ({ pValue: c.pValue, adjustedPValue: adjusted[i]![j]!, verdict: verdictOf(event, c, adjusted[i]![j]!, alpha) })),
+  );
+}
+
+function verdictOf(event: RoleEvent, c: Comparison, adjusted: number | null, alpha: number): CorrectedVerdict {
+  if (!c.enough || adjusted === null || c.difference === null) return 'collecting';
+  if (adjusted > alpha) return 'no_difference';
+  const better = (c.difference > 0) === (event.direction === 'increase');
+  if (event.role === 'guardrail') return better ? 'no_difference' : 'guardrail_violated';
+  return better ? 'variant_better' : 'variant_worse';
+}

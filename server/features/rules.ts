@@ -1,0 +1,53 @@
+import type { components } from '../../generated/api';
+import { conditionProblems } from '../domain/conditions';
+import { findExperiment } from '../experiments/store';
+import { BadRequest, Conflict, NotFound } from '../http/errors';
+import type { Db } from '../storage/database';
+import type { TeamRow } from '../teams/store';
+import { variantsOf } from '../variants/store';
+
+type Rule = components['schemas']['FeatureRule'];
+type FieldError = components['schemas']['ProblemFieldError'];
+
+/**
+ * What the schema cannot say about a flag's rules: 400 for a percentage with more than two
+ * decimals, a schedule that ends before it starts or a malformed condition; 404 for an unknown
+ * experiment; 409 for a stopped one or a value for a variant it does not have.
+ */
+export async function checkRules(db: Db, team: TeamRow, rules: Rule[]): Promise<void> {
+  const problems = rules.flatMap((rule, index) => shapeProblems(rule, `/body/rules/${index}`));
+  if (problems.length > 0) throw new BadRequest(problems.map((p) => `${p.path} ${p.message}`).join('; '), problems);
+  for (const [index, rule] of rules.entries()) {
+    if (rule.type === 'experiment') await checkExperimentRule(db, team, rule, `/body/rules/${index}`);
+  }
+}
+
+function shapeProblems(rule: Rule, path: string): FieldError[] {
+  const problems: FieldError[] = rule.conditions === undefined ? [] : conditionProblems(rule.conditions, `${path}/conditions`);
+  if (rule.type === 'rollout' && Math.abs(rule.percentage * 100 - Math.round(rule.percentage * 100)) > 1e-6) {
+    problems.push({ path: `${path}/percentage`, message: 'must have at most two decimals' });
+  }
+  if (rule.starts_at != null && rule.ends_at != null && Date.parse(rule.ends_at) <= Date.parse(rule.starts_at)) {
+    problems.push({ path: `${path}/ends_at`, message: 'must be after starts_at' });
+  }
+  return problems;
+}
+
+async function checkExperimentRule(db: Db, team: TeamRow, rule: Extract<Rule, { type: 'experiment' }>, path: string): Promise<void> {
+  const experiment = await findExperiment(db, team.id, rule.experiment);
+  if (!experiment) throw new NotFound(`${path}/experiment: no experiment '${rule.experiment}' in team ${team.id}.`);
+  if (experiment.status === 'stopped') throw new Conflict(`${path}/experiment: experiment '${rule.experiment}' is stopped; a stopped experiment serves no one again.`);
+  const variants = new Set((await variantsOf(db, team.id, experiment.id)).map((variant) => variant.key));
+  const unknown = Object.keys(rule.variants).find((key) => !variants.has(key));
+  if (unknown !== undefined) throw new Conflict(`${path}/variants/${unknown}: experiment '${rule.experiment}' has no variant '${unknown}'.`);
+}
+
+/** The rules as stored: JSON text, '[]' for none. */
+export function rulesText(rules: Rule[]): string {
+  return JSON.stringify(rules);
+}
+
+/** What a flag adds to its team's config and is counted against the flag-value limit: its value and its rules. */
+export function flagText(value: string | null | undefined, rules: Rule[] | undefined): string {
+  return (value ?? '') + (rules && rules.length > 0 ? rulesText(rules) : '');
+}

@@ -1,0 +1,146 @@
+import { readFileSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import { fisherExactPValue, needsExactTest } from '../../server/domain/exact';
+import { compareMeans, summarise, type MeanArm } from '../../server/domain/means';
+import { benjaminiHochberg, holm } from '../../server/domain/multiplicity';
+import { minimumDetectableEffect, participantsStillNeeded } from '../../server/domain/power';
+import { meansAlwaysValid } from '../../server/domain/sequential';
+import { compareWithControl, type Interval } from '../../server/domain/statistics';
+
+interface RateCase {
+  control: { participants: number; uniqueConversions: number };
+  variant: { participants: number; uniqueConversions: number };
+  expected: { test: 'normal' | 'exact'; zScore: number | null; pValue: number; differenceInterval: Interval | null; minimumDetectableEffect: number | null };
+}
+interface MeanCase {
+  control: MeanArm;
+  variant: MeanArm;
+  expected: Record<string, number | null> & { interval: Interval; relativeInterval: Interval | null };
+}
+interface Vectors {
+  rates: RateCase[];
+  means: MeanCase[];
+  meanSequences: Array<{ control: MeanArm; variant: MeanArm; alpha: number; effectSize: number; lower: number; upper: number; pValue: number }>;
+  participantsNeeded: Array<{ variant: { participants: number; variance: number }; control: { participants: number; variance: number }; effect: number; stillNeeded: number }>;
+  multiplicity: Array<{ pValues: number[]; holm: number[]; benjaminiHochberg: number[] }>;
+}
+// Computed by test/vectors/means.py, an independent pure-Python implementation.
+const vectors = JSON.parse(readFileSync(new URL('../vectors/means.json', import.meta.url), 'utf8')) as Vectors;
+const DECIMALS = 6;
+
+function expectInterval(actual: Interval | null | undefined, expected: Interval | null): void {
+  if (expected === null) return expect(actual).toBeNull();
+  expect(actual!.lower).toBeCloseTo(expected.lower, DECIMALS);
+  expect(actual!.upper).toBeCloseTo(expected.upper, DECIMALS);
+}
+const label = (c: { control: { participants: number }; variant: { participants: number } }, a: string, b: string) =>
+  `${(c.control as Record<string, number>)[a]}/${c.control.participants} vs ${(c.variant as Record<string, number>)[a]}/${c.variant.participants} (${b})`;
+
+describe('compareWithControl — unpooled z and the exact test below 5 expected', () => {
+  it.each(vectors.rates.map((c) => [label(c, 'uniqueConversions', c.expected.test), c] as const))('when %s, then z, p, the interval and the MDE equal the reference', (_, c) => {
+    const result = compareWithControl({ ...c.variant, conversions: c.variant.uniqueConversions }, { ...c.control, conversions: c.control.uniqueConversions }, false);
+    expect(result.test).toBe(c.expected.test);
+    expect(result.pValue).toBeCloseTo(c.expected.pValue, DECIMALS);
+    if (c.expected.zScore === null) expect(result.zScore).toBeNull();
+    else expect(result.zScore).toBeCloseTo(c.expected.zScore, DECIMALS);
+    expectInterval(result.differenceInterval, c.expected.differenceInterval);
+    if (c.expected.minimumDetectableEffect === null) expect(result.minimumDetectableEffect).toBeNull();
+    else expect(result.minimumDetectableEffect).toBeCloseTo(c.expected.minimumDetectableEffect, DECIMALS);
+  });
+
+  it('when p is below 0.05 on the normal test, then the difference interval excludes 0, and the other way round', () => {
+    for (const c of vectors.rates.filter((r) => r.expected.test === 'normal')) {
+      const result = compareWithControl({ ...c.variant, conversions: 0 }, { ...c.control, conversions: 0 }, false);
+      const excludesZero = result.differenceInterval!.lower > 0 || result.differenceInterval!.upper < 0;
+      expect(result.pValue! < 0.05).toBe(excludesZero);
+    }
+  });
+
+  it('when 50/0 is compared with 50/3, then the test is exact: Fisher 0.2424, not the normal 0.079', () => {
+    const variant = { participants: 50, uniqueConversions: 0 };
+    const control = { participants: 50, uniqueConversions: 3 };
+    expect(needsExactTest(variant, control)).toBe(true);
+    expect(fisherExactPValue(variant, control)).toBeCloseTo(0.2424, 4);
+  });
+
+  it('when each arm expects exactly 5 converters, then the normal test applies; at 4.5 the exact one', () => {
+    expect(needsExactTest({ participants: 100, uniqueConversions: 5 }, { participants: 100, uniqueConversions: 5 })).toBe(false);
+    expect(needsExactTest({ participants: 100, uniqueConversions: 4 }, { participants: 100, uniqueConversions: 5 })).toBe(true);
+    expect(needsExactTest({ participants: 100, uniqueConversions: 95 }, { participants: 100, uniqueConversions: 96 })).toBe(true);
+  });
+});
+
+describe('compareMeans — Welch and the delta method', () => {
+  it.each(vectors.means.map((c) => [label(c, 'sum', `dof ${c.expected.degreesOfFreedom}`), c] as const))('when %s, then every figure equals the reference', (_, c) => {
+    const result = compareMeans(c.variant, c.control)!;
+    const e = c.expected;
+    expect(summarise(c.control)!.mean).toBeCloseTo(e.controlMean!, DECIMALS);
+    expect(summarise(c.control)!.variance).toBeCloseTo(e.controlVariance!, DECIMALS);
+    expect(summarise(c.variant)!.variance).toBeCloseTo(e.variantVariance!, DECIMALS);
+    expect(result.difference).toBeCloseTo(e.difference!, DECIMALS);
+    expect(result.standardError).toBeCloseTo(e.standardError!, DECIMALS);
+    expect(result.degreesOfFreedom).toBeCloseTo(e.degreesOfFreedom!, 3);
+    expect(result.pValue).toBeCloseTo(e.pValue!, DECIMALS);
+    expectInterval(result.interval, e.interval);
+    if (e.relativeUplift === null) {
+      expect([result.relativeUplift, result.relativeStandardError, result.relativePValue, result.relativeInterval]).toEqual([null, null, null, null]);
+    } else {
+      expect(result.relativeUplift).toBeCloseTo(e.relativeUplift!, DECIMALS);
+      expect(result.relativeStandardError).toBeCloseTo(e.relativeStandardError!, DECIMALS);
+      expect(result.relativePValue).toBeCloseTo(e.relativePValue!, DECIMALS);
+      expectInterval(result.relativeInterval, e.relativeInterval);
+    }
+    expect(minimumDetectableEffect(result.standardError)).toBeCloseTo(e.minimumDetectableEffect!, DECIMALS);
+  });
+
+  it('when an arm has fewer than 2 participants or no variance at all, then there is no comparison', () => {
+    expect(compareMeans({ participants: 1, sum: 3, sumOfSquares: 9 }, { participants: 100, sum: 50, sumOfSquares: 80 })).toBeNull();
+    expect(compareMeans({ participants: 10, sum: 10, sumOfSquares: 10 }, { participants: 10, sum: 10, sumOfSquares: 10 })).toBeNull();
+    expect(summarise({ participants: 0, sum: 0, sumOfSquares: 0 })).toBeNull();
+    expect(() => summarise({ participants: 3, sum: Number.NaN, sumOfSquares: 1 })).toThrow(RangeError);
+  });
+});
+
+describe('meansAlwaysValid — τ on the standardised scale', () => {
+  it.each(vectors.meanSequences.map((c) => [label(c, 'sum', `α ${c.alpha}`), c] as const))('when %s, then the sequence and its p equal the bisection reference', (_, c) => {
+    const result = meansAlwaysValid(c.variant, c.control, c.alpha, c.effectSize)!;
+    expect(result.confidenceSequence.lower).toBeCloseTo(c.lower, DECIMALS);
+    expect(result.confidenceSequence.upper).toBeCloseTo(c.upper, DECIMALS);
+    expect(result.pValue).toBeCloseTo(c.pValue, DECIMALS);
+    const excludesZero = result.confidenceSequence.lower > 0 || result.confidenceSequence.upper < 0;
+    expect(result.pValue < c.alpha).toBe(excludesZero);
+  });
+
+  it('when the metric is measured in another unit (× 100), then the sequence scales with it and its p stays', () => {
+    const arm = { participants: 800, sum: 1900, sumOfSquares: 6000 };
+    const control = { participants: 800, sum: 1700, sumOfSquares: 5200 };
+    const scaled = (a: MeanArm) => ({ participants: a.participants, sum: a.sum * 100, sumOfSquares: a.sumOfSquares * 10_000 });
+    const once = meansAlwaysValid(arm, control)!;
+    const inCents = meansAlwaysValid(scaled(arm), scaled(control))!;
+    expect(inCents.confidenceSequence.lower).toBeCloseTo(once.confidenceSequence.lower * 100, 6);
+    expect(inCents.pValue).toBeCloseTo(once.pValue, 10);
+  });
+});
+
+describe('participantsStillNeeded', () => {
+  it.each(vectors.participantsNeeded.map((c) => [`${c.variant.participants}/${c.control.participants} for ${c.effect}`, c] as const))('when %s, then it equals the reference', (_, c) => {
+    expect(participantsStillNeeded(c.variant, c.control, c.effect)).toBe(c.stillNeeded);
+  });
+
+  it('when the effect is not positive or a variance is unknown, then null', () => {
+    expect(participantsStillNeeded({ participants: 10, variance: 1 }, { participants: 10, variance: 1 }, 0)).toBeNull();
+    expect(participantsStillNeeded({ participants: 1, variance: null }, { participants: 10, variance: 1 }, 0.1)).toBeNull();
+  });
+});
+
+describe('holm and benjaminiHochberg', () => {
+  it.each(vectors.multiplicity.map((c) => [c.pValues.join(', '), c] as const))('when the p-values are %s, then the adjusted ones equal the reference', (_, c) => {
+    holm(c.pValues).forEach((p, i) => expect(p).toBeCloseTo(c.holm[i]!, 10));
+    benjaminiHochberg(c.pValues).forEach((p, i) => expect(p).toBeCloseTo(c.benjaminiHochberg[i]!, 10));
+  });
+
+  it('when a p-value is null, then it stays null and does not count as a test', () => {
+    expect(holm([0.02, null, 0.04])).toEqual([0.04, null, 0.04]);
+    expect(benjaminiHochberg([0.02, null, 0.04])).toEqual([0.04, null, 0.04]);
+  });
+});

@@ -1,0 +1,116 @@
+# Reference values for server/domain/roles.ts, computed another way: the always-valid p-value as
+# 1/Λ(0) of the mSPRT (Johari, Pekelis & Walsh), and each adjusted p-value as the smallest α at
+# which the procedure itself — Holm's step-down, Benjamini–Hochberg's step-up, run at that α —
+# rejects the hypothesis, searched over every candidate α the procedures can switch at.
+# Run: python3 test/vectors/roles.py
+import json, math
+
+TAU = 0.02
+MINIMUM = 100
+ALPHA = 0.05
+
+def p_value(nv, xv, nc, xc):
+    pv, pc = xv / nv, xc / nc
+    v = pv * (1 - pv) / nv + pc * (1 - pc) / nc
+    if v <= 0:
+        return None, pv - pc
+    log_ratio = 0.5 * math.log(v / (v + TAU ** 2)) + TAU ** 2 * (pv - pc) ** 2 / (2 * v * (v + TAU ** 2))
+    return min(1.0, math.exp(-log_ratio)), pv - pc
+
+def holm_rejects(ps, alpha):
+    order = sorted(range(len(ps)), key=lambda i: (ps[i], i))
+    rejected = set()
+    for rank, i in enumerate(order):
+        if ps[i] <= alpha / (len(ps) - rank):
+            rejected.add(i)
+        else:
+            break
+    return rejected
+
+def bh_rejects(ps, alpha):
+    order = sorted(range(len(ps)), key=lambda i: (ps[i], i))
+    largest = -1
+    for rank, i in enumerate(order):
+        if ps[i] <= alpha * (rank + 1) / len(ps):
+            largest = rank
+    return set(order[: largest + 1])
+
+def adjusted(ps, rejects, candidates):
+    """The smallest candidate α (capped at 1) at which the procedure rejects each hypothesis."""
+    result = [1.0] * len(ps)
+    for alpha in sorted(set(min(1.0, c) for c in candidates)):
+        for i in rejects(ps, alpha * (1 + 1e-12)):
+            result[i] = min(result[i], alpha)
+    return result
+
+def corrected(ps, kind):
+    index = [i for i, p in enumerate(ps) if p is not None]
+    present = [ps[i] for i in index]
+    m = len(present)
+    if kind == 'holm':
+        out = adjusted(present, holm_rejects, [p * k for p in present for k in range(1, m + 1)])
+    else:
+        out = adjusted(present, bh_rejects, [p * m / k for p in present for k in range(1, m + 1)])
+    full = [None] * len(ps)
+    for i, value in zip(index, out):
+        full[i] = value
+    return full
+
+def verdict(role, direction, enough, difference, adjusted_p):
+    if not enough or adjusted_p is None:
+        return 'collecting'
+    if adjusted_p > ALPHA:
+        return 'no_difference'
+    better = (difference > 0) == (direction == 'increase')
+    if role == 'guardrail':
+        return 'no_difference' if better else 'guardrail_violated'
+    return 'variant_better' if better else 'variant_worse'
+
+def judge(events):
+    raw = [[p_value(v[0], v[1], e['control'][0], e['control'][1]) for v in e['variants']] for e in events]
+    adj = [[r[0] for r in row] for row in raw]
+    for i, e in enumerate(events):
+        if e['role'] == 'goal':
+            adj[i] = corrected(adj[i], 'holm')
+    pairs = [(i, j) for i, e in enumerate(events) if e['role'] == 'secondary' for j in range(len(e['variants']))]
+    q = corrected([raw[i][j][0] for i, j in pairs], 'bh')
+    for (i, j), value in zip(pairs, q):
+        adj[i][j] = value
+    return [
+        [
+            {'pValue': raw[i][j][0], 'adjustedPValue': adj[i][j],
+             'verdict': verdict(e['role'], e['direction'], v[0] >= MINIMUM and e['control'][0] >= MINIMUM, raw[i][j][1], adj[i][j])}
+            for j, v in enumerate(e['variants'])
+        ]
+        for i, e in enumerate(events)
+    ]
+
+def event(role, direction, control, variants):
+    return {'role': role, 'direction': direction, 'control': control, 'variants': variants}
+
+experiments = [
+    [event('goal', 'increase', [2000, 200], [[2000, 300], [2000, 205], [2000, 240]]),
+     event('guardrail', 'decrease', [2000, 100], [[2000, 160], [2000, 95], [2000, 70]]),
+     event('secondary', 'increase', [2000, 400], [[2000, 470], [2000, 380], [2000, 405]]),
+     event('secondary', 'decrease', [2000, 300], [[2000, 230], [2000, 310], [2000, 0]])],
+    [event('goal', 'decrease', [500, 50], [[500, 20]]),
+     event('secondary', 'increase', [500, 0], [[500, 0]]),
+     event('guardrail', 'increase', [500, 250], [[500, 150]]),
+     event('secondary', 'increase', [500, 100], [[60, 30]])],
+    [event('goal', 'increase', [80, 10], [[5000, 900], [5000, 520]]),
+     event('secondary', 'increase', [5000, 500], [[5000, 620], [5000, 560]]),
+     event('secondary', 'increase', [5000, 500], [[5000, 500], [5000, 590]])],
+]
+
+cases = []
+for events in experiments:
+    cases.append({
+        'events': [{'role': e['role'], 'direction': e['direction'],
+                    'control': {'participants': e['control'][0], 'uniqueConversions': e['control'][1]},
+                    'variants': [{'participants': n, 'uniqueConversions': x} for n, x in e['variants']]} for e in events],
+        'expected': judge(events),
+    })
+
+with open(__file__.replace('.py', '.json'), 'w') as out:
+    json.dump({'generator': 'test/vectors/roles.py', 'cases': cases}, out, indent=1)
+    out.write('\n')
