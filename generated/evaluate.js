@@ -7358,7 +7358,7 @@ function evaluateConfig(config, participant, options = {}) {
   const experiments = {};
   for (const experiment of config.experiments) {
     const decided = options.assignments && Object.hasOwn(options.assignments, experiment.key) ? options.assignments[experiment.key] : void 0;
-    experiments[experiment.key] = decided !== void 0 ? decided : variantOf(experiment, participant.key, attributes);
+    experiments[experiment.key] = decided !== void 0 ? decided : experimentVariant(experiment, participant.key, attributes);
   }
   const context = {
     participant: participant.key,
@@ -7370,7 +7370,7 @@ function evaluateConfig(config, participant, options = {}) {
   for (const flag of config.features) features[flag.key] = evaluateFlag(flag, context);
   return { features, experiments };
 }
-function variantOf(experiment, participant, attributes) {
+function experimentVariant(experiment, participant, attributes) {
   const group = experiment.exclusion_group;
   const targeting = {
     seed: experiment.seed,

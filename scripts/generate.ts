@@ -79,6 +79,36 @@ function compileClient(types: string, evaluator: Record<string, string>): Record
  */
 async function compileEvaluator(types: string): Promise<Record<string, string>> {
   const entry = join(packageSources, 'evaluate.ts');
+  const bundled = await bundleForAnyPlatform(entry);
+  let declarations = emitDeclarations(entry, types).get(join(packageSources, 'evaluate.d.ts')) ?? '';
+  declarations = declarations.replace("from '../../generated/api'", "from './api.js'");
+  if (!declarations.includes("from './api.js'") || /from '\.\.\//.test(declarations)) throw new Error(`evaluate.d.ts must name only the contract's types:\n${declarations}`);
+  return { 'evaluate.js': bundled, 'evaluate.d.ts': `// ${HEADER}\n${declarations}` };
+}
+
+/**
+ * The SDK (sdk/ at the repository root): bundled by esbuild with the evaluator's code and
+ * eventsource-parser into one ESM file for Node and browsers (so the package still installs one
+ * dependency); sdk.d.ts is sdk/types.ts's declarations followed by createClient's from
+ * sdk/index.ts, naming only the contract's types.
+ */
+async function compileSdk(types: string): Promise<Record<string, string>> {
+  const sources = join(root, 'sdk');
+  const entry = join(sources, 'index.ts');
+  const bundled = await bundleForAnyPlatform(entry);
+  const declarations = emitDeclarations(entry, types);
+  let typesOf = declarations.get(join(sources, 'types.d.ts'));
+  const indexOf = declarations.get(join(sources, 'index.d.ts'));
+  if (!typesOf || !indexOf) throw new Error('sdk/types.ts and sdk/index.ts must both emit declarations');
+  const ownLines = indexOf.split('\n').filter((line) => !line.includes("from './types'"));
+  typesOf = typesOf.replace(/^export \{\};\n/m, '');
+  const combined = (typesOf + ownLines.join('\n')).replace("from '../generated/api'", "from './api.js'");
+  if (/from '\.\.?\/(?!api\.js')/.test(combined)) throw new Error(`sdk.d.ts must name only the contract's types:\n${combined}`);
+  return { 'sdk.js': bundled, 'sdk.d.ts': `// ${HEADER}\n${combined}` };
+}
+
+/** One ESM file with everything `entry` imports, for Node and browsers (`#sha256` takes its default: @noble/hashes). */
+async function bundleForAnyPlatform(entry: string): Promise<string> {
   const { outputFiles } = await build({
     entryPoints: [entry],
     bundle: true,
@@ -89,6 +119,11 @@ async function compileEvaluator(types: string): Promise<Record<string, string>> 
     target: 'es2022',
     banner: { js: `// ${HEADER}` },
   });
+  return outputFiles[0]!.text;
+}
+
+/** The declarations tsc emits for `entry` and what it imports, by file name, against the types being generated. */
+function emitDeclarations(entry: string, types: string): Map<string, string> {
   const options: ts.CompilerOptions = {
     module: ts.ModuleKind.ESNext,
     moduleResolution: ts.ModuleResolutionKind.Bundler,
@@ -101,7 +136,6 @@ async function compileEvaluator(types: string): Promise<Record<string, string>> 
     skipLibCheck: true,
     newLine: ts.NewLineKind.LineFeed,
   };
-  // The types being generated, not the ones on disk (stale until this run writes them).
   const host = ts.createCompilerHost(options);
   const apiTypes = join(outDir, 'api.d.ts');
   const readFile = host.readFile.bind(host);
@@ -111,13 +145,9 @@ async function compileEvaluator(types: string): Promise<Record<string, string>> 
   if (diagnostics.length > 0) {
     throw new Error(ts.formatDiagnostics(diagnostics, { getCanonicalFileName: (f) => f, getCurrentDirectory: () => root, getNewLine: () => '\n' }));
   }
-  let declarations = '';
-  program.emit(program.getSourceFile(entry), (fileName, text) => {
-    if (fileName.endsWith('/evaluate.d.ts')) declarations = text;
-  });
-  declarations = declarations.replace("from '../../generated/api'", "from './api.js'");
-  if (!declarations.includes("from './api.js'") || /from '\.\.\//.test(declarations)) throw new Error(`evaluate.d.ts must name only the contract's types:\n${declarations}`);
-  return { 'evaluate.js': outputFiles[0]!.text, 'evaluate.d.ts': `// ${HEADER}\n${declarations}` };
+  const emitted = new Map<string, string>();
+  program.emit(undefined, (fileName, text) => emitted.set(resolve(fileName), text));
+  return emitted;
 }
 
 function packageJson(version: string): string {
@@ -130,6 +160,7 @@ function packageJson(version: string): string {
     type: 'module',
     exports: {
       '.': { types: './client.d.ts', default: './client.js' },
+      './sdk': { types: './sdk.d.ts', default: './sdk.js' },
       './types': { types: './api.d.ts' },
       './openapi.json': './openapi.json',
       './openapi.yaml': './openapi.yaml',
@@ -138,7 +169,7 @@ function packageJson(version: string): string {
     },
     main: './client.js',
     types: './client.d.ts',
-    files: ['client.js', 'client.d.ts', 'evaluate.js', 'evaluate.d.ts', 'api.d.ts', 'openapi.json', 'openapi.yaml', 'removed-operations.json', 'README.md', 'LICENSE'],
+    files: ['client.js', 'client.d.ts', 'evaluate.js', 'evaluate.d.ts', 'sdk.js', 'sdk.d.ts', 'api.d.ts', 'openapi.json', 'openapi.yaml', 'removed-operations.json', 'README.md', 'LICENSE'],
     sideEffects: false,
     engines: ours.engines,
     dependencies: { 'openapi-fetch': ours.dependencies['openapi-fetch'] },
@@ -161,6 +192,7 @@ async function render(): Promise<Record<string, string>> {
     'api.d.ts': types,
     ...evaluator,
     ...compileClient(types, evaluator),
+    ...(await compileSdk(types)),
     'package.json': packageJson(version),
     'README.md': readFileSync(join(packageSources, 'README.md'), 'utf8').replaceAll('{{version}}', version),
     LICENSE: readFileSync(join(packageSources, 'LICENSE'), 'utf8'),

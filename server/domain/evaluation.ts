@@ -29,7 +29,7 @@ export function evaluateConfig(config: Config, participant: EvaluatedParticipant
   const experiments: Evaluation['experiments'] = {};
   for (const experiment of config.experiments) {
     const decided = options.assignments && Object.hasOwn(options.assignments, experiment.key) ? options.assignments[experiment.key] : undefined;
-    experiments[experiment.key] = decided !== undefined ? decided : variantOf(experiment, participant.key, attributes);
+    experiments[experiment.key] = decided !== undefined ? decided : experimentVariant(experiment, participant.key, attributes);
   }
   const context = {
     participant: participant.key,
@@ -43,7 +43,7 @@ export function evaluateConfig(config: Config, participant: EvaluatedParticipant
 }
 
 /** The variant the experiment's published rules give the participant (eligibility.ts), or null. */
-function variantOf(experiment: ConfigExperiment, participant: string, attributes: Attributes): string | null {
+export function experimentVariant(experiment: ConfigExperiment, participant: string, attributes: Attributes): string | null {
   const group = experiment.exclusion_group;
   const targeting = {
     seed: experiment.seed,

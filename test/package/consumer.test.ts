@@ -33,6 +33,7 @@ function program(baseUrl: string, team: TestTeam): string {
   return `import { createApiClient, evaluateCondition, evaluateConfig, type ApiClient } from 'experimentation-api';
 import type { components } from 'experimentation-api/types';
 import document from 'experimentation-api/openapi.json' with { type: 'json' };
+import { createClient, type Client, type SdkError } from 'experimentation-api/sdk';
 
 type Experiment = components['schemas']['Experiment'];
 const team = ${team.id};
@@ -52,6 +53,12 @@ const experiments: Experiment[] = listed.data?.data ?? [];
 const config = await ingest.GET('/api/teams/{team}/config', { params: { path: { team } } });
 const evaluation: components['schemas']['Evaluation'] | undefined = config.data && evaluateConfig(config.data.data, { key: 'user-42', attributes: { country: 'DE' } });
 const adult: boolean = evaluateCondition({ age: { $gte: 18 } }, { age: 30 });
+const errors: SdkError[] = [];
+const sdk: Client = createClient({ baseUrl: ${JSON.stringify(baseUrl)}, team, ingestKey: ${JSON.stringify(team.ingestKey)}, onError: (error) => errors.push(error) });
+await sdk.ready();
+const chosen: string | null = sdk.experiment('welcome', 'user-7');
+sdk.track('user-7', 'signed_up');
+await sdk.close();
 
 console.log(JSON.stringify({
   version: document.info.version,
@@ -61,6 +68,7 @@ console.log(JSON.stringify({
   assignments: seen.data?.data.assignments.map((a) => [a.experiment, a.variant]),
   refused: [refused.response.status, refused.error?.title],
   evaluated: [evaluation?.experiments.welcome, adult],
+  sdk: [chosen, sdk.stats().delivered, errors],
 }));
 `;
 }
@@ -108,7 +116,7 @@ describe('the consumer package (generated/)', () => {
   }, 300_000);
   afterAll(() => rmSync(scratch, { recursive: true, force: true }));
 
-  it('when packed, then it holds the contract, the types, the compiled client and its licence only, versioned as the contract', () => {
+  it('when packed, then it holds the contract, the types, the compiled client, the SDK and its licence only, versioned as the contract', () => {
     expect(packed.files.map((f) => f.path).sort()).toEqual([
       'LICENSE',
       'README.md',
@@ -121,6 +129,8 @@ describe('the consumer package (generated/)', () => {
       'openapi.yaml',
       'package.json',
       'removed-operations.json',
+      'sdk.d.ts',
+      'sdk.js',
     ]);
     expect(packed.filename).toBe(`experimentation-api-${contract.info.version}.tgz`);
     console.log(`[package] ${packed.filename}: ${packed.files.length} files, ${(packed.size / 1024).toFixed(1)} KiB packed, ${(packed.unpackedSize / 1024).toFixed(1)} KiB unpacked`);
@@ -133,12 +143,13 @@ describe('the consumer package (generated/)', () => {
     console.log(`[package] installs ${names.length - 1} dependencies: ${names.slice(1).join(', ')}`);
   });
 
-  it('when the entry points are resolved by Node, then ., ./openapi.json, ./openapi.yaml and ./removed-operations.json resolve to files of the package', async () => {
-    const entries = ['experimentation-api', 'experimentation-api/openapi.json', 'experimentation-api/openapi.yaml', 'experimentation-api/removed-operations.json'];
+  it('when the entry points are resolved by Node, then ., ./sdk, ./openapi.json, ./openapi.yaml and ./removed-operations.json resolve to files of the package', async () => {
+    const entries = ['experimentation-api', 'experimentation-api/sdk', 'experimentation-api/openapi.json', 'experimentation-api/openapi.yaml', 'experimentation-api/removed-operations.json'];
     const script = `for (const s of ${JSON.stringify(entries)}) console.log(import.meta.resolve(s));`;
     const { stdout } = await run(process.execPath, ['--input-type=module', '-e', script], { cwd: project });
     expect(stdout.trim().split('\n').map((url) => url.replace(/^.*node_modules\//, ''))).toEqual([
       'experimentation-api/client.js',
+      'experimentation-api/sdk.js',
       'experimentation-api/openapi.json',
       'experimentation-api/openapi.yaml',
       'experimentation-api/removed-operations.json',
@@ -264,6 +275,8 @@ console.log(JSON.stringify(participants.map((p) => evaluateConfig(config, p))));
       assignments: [['welcome', expect.stringMatching(/^(control|treatment)$/)]],
       refused: [403, 'Forbidden'],
       evaluated: [expect.stringMatching(/^(control|treatment)$/), true],
+      // The SDK's exposure of user-7 and its event, both stored, nothing reported.
+      sdk: [expect.stringMatching(/^(control|treatment)$/), 2, []],
     });
   });
 });

@@ -1,0 +1,129 @@
+// createClient's body: the config source feeds the decisions, and decisions and track() feed
+// the delivery queue.
+import { startConfigSource } from './config-source';
+import { decideExperiment, decideFeature, indexConfig, type IndexedConfig } from './decisions';
+import { startDelivery } from './delivery';
+import { rememberExposures } from './exposures';
+import { newIdempotencyKey } from './ids';
+import type { Attributes, Client, ClientOptions, IngestItem, SdkError } from './types';
+
+const DEFAULTS = {
+  stream: true,
+  pollIntervalMs: 30_000,
+  flushIntervalMs: 1_000,
+  batchSize: 500,
+  maxQueue: 10_000,
+  retryBaseMs: 250,
+  maxRetryDelayMs: 30_000,
+  maxExposures: 100_000,
+};
+
+export function startClient(options: ClientOptions): Client {
+  const settings = { ...DEFAULTS, ...definedOnly(options) };
+  if (!Number.isInteger(settings.batchSize) || settings.batchSize < 1 || settings.batchSize > 500) throw new RangeError('batchSize must be an integer from 1 to 500');
+  if (!Number.isInteger(settings.maxQueue) || settings.maxQueue < 1) throw new RangeError('maxQueue must be a positive integer');
+  const doFetch = options.fetch ?? globalThis.fetch.bind(globalThis);
+  const base = `${options.baseUrl.replace(/\/+$/, '')}/api/teams/${encodeURIComponent(String(options.team))}`;
+  const authorization = `Bearer ${options.ingestKey}`;
+  const onError = (error: SdkError) => {
+    try {
+      options.onError?.(error);
+    } catch {
+      // The application's callback failing must not stop delivery or the config.
+    }
+  };
+
+  let current: IndexedConfig | null = null;
+  let markReady: () => void = () => undefined;
+  const readiness = new Promise<void>((resolve) => (markReady = resolve));
+
+  const delivery = startDelivery({
+    post: (body, keepalive) =>
+      doFetch(`${base}/ingest/batch`, { method: 'POST', headers: { Authorization: authorization, 'Content-Type': 'application/json' }, body, keepalive }),
+    onError,
+    batchSize: settings.batchSize,
+    maxQueue: settings.maxQueue,
+    flushIntervalMs: settings.flushIntervalMs,
+    retryBaseMs: settings.retryBaseMs,
+    maxRetryDelayMs: settings.maxRetryDelayMs,
+  });
+  const source = startConfigSource({
+    url: `${base}/config`,
+    authorization,
+    fetch: doFetch,
+    stream: settings.stream,
+    pollIntervalMs: settings.pollIntervalMs,
+    retryBaseMs: settings.retryBaseMs,
+    maxRetryDelayMs: settings.maxRetryDelayMs,
+    onConfig(config) {
+      current = indexConfig(config);
+      markReady();
+    },
+    onError,
+  });
+  const exposures = rememberExposures(settings.maxExposures);
+  const stopWatchingPage = watchPageHide(options.flushOnPageHide ?? true, () => delivery.flushOnHide());
+
+  function expose(participant: string, attributes: Attributes | undefined, experiment: string, variant: string): void {
+    if (!exposures.firstTime(participant, experiment)) return;
+    delivery.enqueue({ participant: participantOf(participant, attributes), experiment, variant, idempotency_key: newIdempotencyKey() });
+  }
+
+  return {
+    ready: () => readiness,
+    feature(key, participant, attributes) {
+      if (!current) return null;
+      const decision = decideFeature(current, key, participant, attributes ?? {}, Date.now());
+      for (const exposure of decision.exposures) expose(participant, attributes, exposure.experiment, exposure.variant);
+      return decision.value;
+    },
+    experiment(key, participant, attributes) {
+      if (!current) return null;
+      const variant = decideExperiment(current, key, participant, attributes ?? {});
+      if (variant !== null) expose(participant, attributes, key, variant);
+      return variant;
+    },
+    track(participant, event, value) {
+      const item: IngestItem = { participant, event, enrol: false, idempotency_key: newIdempotencyKey() };
+      delivery.enqueue(value === undefined ? item : { ...item, value });
+    },
+    flush: () => delivery.flush(),
+    async close(closeOptions) {
+      stopWatchingPage();
+      source.stop();
+      await delivery.close(closeOptions?.timeoutMs);
+    },
+    config: () => current?.config ?? null,
+    stats: () => delivery.stats(),
+  };
+}
+
+function participantOf(key: string, attributes: Attributes | undefined): IngestItem['participant'] {
+  return attributes && Object.keys(attributes).length > 0 ? { key, attributes } : key;
+}
+
+function definedOnly<T extends object>(object: T): Partial<T> {
+  return Object.fromEntries(Object.entries(object).filter(([, value]) => value !== undefined)) as Partial<T>;
+}
+
+interface PageEvents {
+  document?: { visibilityState?: string; addEventListener(type: string, listener: () => void): void; removeEventListener(type: string, listener: () => void): void };
+  addEventListener?(type: string, listener: () => void): void;
+  removeEventListener?(type: string, listener: () => void): void;
+}
+
+/** Browsers: calls `flush` when the page is hidden or left (the last moment a page can send); a no-op elsewhere. */
+function watchPageHide(enabled: boolean, flush: () => void): () => void {
+  const page = globalThis as unknown as PageEvents;
+  const document = page.document;
+  if (!enabled || !document || !page.addEventListener || !page.removeEventListener) return () => undefined;
+  const onVisibility = () => {
+    if (document.visibilityState === 'hidden') flush();
+  };
+  page.addEventListener('pagehide', flush);
+  document.addEventListener('visibilitychange', onVisibility);
+  return () => {
+    page.removeEventListener!('pagehide', flush);
+    document.removeEventListener('visibilitychange', onVisibility);
+  };
+}

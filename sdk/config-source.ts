@@ -1,0 +1,136 @@
+// The team config, kept fresh: read from the config stream (Server-Sent Events over fetch — Node
+// 20 has no EventSource, and fetch lets us send the ingest key as a header); while the stream is
+// down, polled with If-None-Match (304: nothing changed), and the stream reconnected with backoff.
+import { createParser } from 'eventsource-parser';
+import { backoff, pause, quietTimeout } from './backoff';
+import type { Config, SdkError } from './types';
+
+/** The server sends a comment every 15 s; a stream silent for longer than this is taken as dead. */
+const STREAM_IDLE_MS = 45_000;
+
+export interface ConfigSourceOptions {
+  /** `…/api/teams/{team}/config`; the stream is at `…/config/stream`. */
+  url: string;
+  authorization: string;
+  fetch: typeof fetch;
+  stream: boolean;
+  pollIntervalMs: number;
+  retryBaseMs: number;
+  maxRetryDelayMs: number;
+  onConfig(config: Config): void;
+  onError(error: SdkError): void;
+}
+
+export interface ConfigSource {
+  stop(): void;
+}
+
+export function startConfigSource(options: ConfigSourceOptions): ConfigSource {
+  const stopped = new AbortController();
+  const reconnect = backoff(options.retryBaseMs, options.maxRetryDelayMs);
+  let etag: string | null = null;
+  let serverRetryMs = 0;
+
+  function apply(body: string, tag: string | null): boolean {
+    let parsed: { data?: Config };
+    try {
+      parsed = JSON.parse(body) as { data?: Config };
+    } catch {
+      options.onError({ kind: 'config', message: 'the config was not JSON' });
+      return false;
+    }
+    if (!parsed.data) return false;
+    etag = tag;
+    options.onConfig(parsed.data);
+    return true;
+  }
+
+  async function poll(): Promise<void> {
+    try {
+      const response = await options.fetch(options.url, {
+        headers: { Authorization: options.authorization, ...(etag ? { 'If-None-Match': etag } : {}) },
+        signal: stopped.signal,
+      });
+      if (response.status === 304) return;
+      const text = await response.text();
+      if (response.status === 200) apply(text, response.headers.get('etag'));
+      else options.onError({ kind: 'config', status: response.status, message: `GET config answered ${response.status}` });
+    } catch (error) {
+      if (!stopped.signal.aborted) options.onError({ kind: 'config', message: `GET config failed: ${String(error)}` });
+    }
+  }
+
+  /** Reads the stream until it ends; the Retry-After of a refusal, if any. */
+  async function readStream(): Promise<string | null> {
+    const connection = new AbortController();
+    const abort = () => connection.abort();
+    stopped.signal.addEventListener('abort', abort, { once: true });
+    let idle: ReturnType<typeof setTimeout> | undefined;
+    const watch = () => {
+      if (idle !== undefined) clearTimeout(idle);
+      idle = quietTimeout(abort, STREAM_IDLE_MS);
+    };
+    try {
+      const response = await options.fetch(`${options.url}/stream`, {
+        headers: { Authorization: options.authorization, Accept: 'text/event-stream', ...(etag ? { 'Last-Event-ID': etag } : {}) },
+        signal: connection.signal,
+      });
+      if (response.status !== 200 || !response.body || !(response.headers.get('content-type') ?? '').startsWith('text/event-stream')) {
+        await response.body?.cancel().catch(() => undefined);
+        options.onError({ kind: 'config', status: response.status, message: `the config stream answered ${response.status}` });
+        return response.headers.get('retry-after');
+      }
+      const parser = createParser({
+        onEvent(message) {
+          if (message.event === 'config' && apply(message.data, message.id ?? null)) reconnect.reset();
+        },
+        onRetry(ms) {
+          serverRetryMs = ms;
+        },
+      });
+      const reader = response.body.getReader();
+      const decoder = new TextDecoder();
+      watch();
+      for (;;) {
+        const { done, value } = await reader.read();
+        if (done) break;
+        watch();
+        parser.feed(decoder.decode(value, { stream: true }));
+      }
+    } catch (error) {
+      if (!stopped.signal.aborted) options.onError({ kind: 'config', message: `the config stream failed: ${String(error)}` });
+    } finally {
+      if (idle !== undefined) clearTimeout(idle);
+      stopped.signal.removeEventListener('abort', abort);
+    }
+    return null;
+  }
+
+  /** Waits `ms`, polling every pollIntervalMs meanwhile. */
+  async function waitPolling(ms: number): Promise<void> {
+    let remaining = ms;
+    while (remaining > 0 && !stopped.signal.aborted) {
+      const step = Math.min(remaining, options.pollIntervalMs);
+      await pause(step, stopped.signal);
+      remaining -= step;
+      if (remaining > 0) await poll();
+    }
+  }
+
+  async function run(): Promise<void> {
+    while (!stopped.signal.aborted) {
+      if (!options.stream) {
+        await poll();
+        await pause(options.pollIntervalMs, stopped.signal);
+        continue;
+      }
+      const retryAfter = await readStream();
+      if (stopped.signal.aborted) break;
+      await poll();
+      await waitPolling(Math.max(serverRetryMs, reconnect.next(retryAfter)));
+    }
+  }
+
+  void run();
+  return { stop: () => stopped.abort() };
+}

@@ -1,0 +1,88 @@
+// The SDK's public types: its declarations (generated/sdk.d.ts) are this file's, followed by
+// createClient's from index.ts, so they name only the contract's types.
+import type { components } from '../generated/api';
+
+type Schemas = components['schemas'];
+
+/** A participant's attributes, matched against conditions (and stored with its exposures). */
+export type Attributes = Schemas['Attributes'];
+
+/** The team config the decisions are made from: the `data` of `GET /api/teams/{team}/config`. */
+export type Config = Schemas['Config'];
+
+/**
+ * One item of the batch ingest, as the SDK sends it: always with an `idempotency_key`, and
+ * `enrol: false` for events.
+ */
+export type IngestItem = Schemas['IngestRequest'] & { enrol?: boolean; idempotency_key?: string };
+
+/** Why something was not delivered or not fetched; passed to `onError`. */
+export type SdkError =
+  /** The service answered an item 4xx (400, 401, 402, 403, 404, 409, 413): it is dropped, never retried. */
+  | { kind: 'rejected'; status: number; item: IngestItem; problem?: Schemas['Problem'] }
+  /** The queue was full: `count` items queued since the last report were dropped. */
+  | { kind: 'dropped'; count: number }
+  /** `close()` gave up waiting: these items were never answered. */
+  | { kind: 'abandoned'; items: IngestItem[] }
+  /** The config could not be read (the stream or a poll); the SDK keeps trying. */
+  | { kind: 'config'; status?: number; message: string };
+
+export interface ClientOptions {
+  /** Where the service is, e.g. `https://experiments.example.com` (no trailing `/api`). */
+  baseUrl: string;
+  /** The team's id. */
+  team: number;
+  /** The team's ingest key (or an API token). */
+  ingestKey: string;
+  /** Called for what is rejected, dropped or abandoned, and for config failures. Never throws into the SDK. */
+  onError?: (error: SdkError) => void;
+  /** The fetch to use (default: the global one). */
+  fetch?: typeof fetch;
+  /** Read config changes from `GET …/config/stream` (default true); false: poll only. */
+  stream?: boolean;
+  /** How often to poll `GET …/config` while the stream is not connected (default 30 000 ms). */
+  pollIntervalMs?: number;
+  /** A queued item goes out at most this long after it was queued (default 1 000 ms). */
+  flushIntervalMs?: number;
+  /** Items per batch request, 1–500 (default 500); a full batch goes out at once. */
+  batchSize?: number;
+  /** Items kept while the service does not answer (default 10 000); more are dropped and counted. */
+  maxQueue?: number;
+  /** The longest wait between two retries (default 30 000 ms); waits double from `retryBaseMs` (default 250 ms), with jitter. */
+  maxRetryDelayMs?: number;
+  retryBaseMs?: number;
+  /** How many participant–experiment exposures to remember, so that each is sent once (default 100 000). */
+  maxExposures?: number;
+  /** Browsers: flush with `keepalive` when the page is hidden (default true where there is a `document`). */
+  flushOnPageHide?: boolean;
+}
+
+/** Counters for monitoring: what was delivered, rejected and dropped, and what is waiting. */
+export interface DeliveryStats {
+  queued: number;
+  delivered: number;
+  rejected: number;
+  dropped: number;
+  retries: number;
+}
+
+export interface Client {
+  /** Resolves once a config is there (from the stream or a poll); decisions before that are null. */
+  ready(): Promise<void>;
+  /**
+   * The flag's value for the participant, or null. Queues an exposure (once per process) for each
+   * experiment whose rule the flag reached with the participant in that experiment.
+   */
+  feature(key: string, participant: string, attributes?: Attributes): string | null;
+  /** The participant's variant key in the running experiment, or null; queues its exposure (once per process). */
+  experiment(key: string, participant: string, attributes?: Attributes): string | null;
+  /** Queues an event; it counts only in experiments the participant is already enrolled in, and never enrols it. */
+  track(participant: string, event: string, value?: number): void;
+  /** Resolves once every item queued before the call has been answered (stored, or rejected and reported). */
+  flush(): Promise<void>;
+  /** Flushes (waiting at most `timeoutMs`, default unlimited), ends the config stream and stops timers. */
+  close(options?: { timeoutMs?: number }): Promise<void>;
+  /** The config the decisions are made from now, or null before the first one. */
+  config(): Config | null;
+  stats(): DeliveryStats;
+}
