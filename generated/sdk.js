@@ -291,6 +291,7 @@ function startConfigSource(options) {
     } finally {
       if (idle !== void 0) clearTimeout(idle);
       stopped.signal.removeEventListener("abort", abort);
+      connection.abort();
     }
     return null;
   }

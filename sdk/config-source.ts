@@ -102,6 +102,7 @@ export function startConfigSource(options: ConfigSourceOptions): ConfigSource {
     } finally {
       if (idle !== undefined) clearTimeout(idle);
       stopped.signal.removeEventListener('abort', abort);
+      connection.abort();
     }
     return null;
   }

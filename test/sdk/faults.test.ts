@@ -1,0 +1,164 @@
+// The SDK through faults of a real server process: killed mid-flush and restarted on the same
+// storage, rate limited (429 with Retry-After), storage unavailable (503). Whatever happens,
+// every item tracked is counted exactly once.
+import { join } from 'node:path';
+import BetterSqlite3 from 'better-sqlite3';
+import { afterAll, describe, expect, it } from 'vitest';
+import { createClient, type ClientOptions, type SdkError } from 'experimentation-api/sdk';
+import { engines } from '../support/engines';
+import { clientsOf, createTeamAt, freshStorage, kill, startChild, stopAllChildren, stopChild, type ChildServer, type ProcessTeam } from '../support/process';
+import { arrangeCheckout, EVENT, expectedStatistics, EXPERIMENT, note, servedStatistics, type Journal } from '../support/sdk';
+
+/** The SDK's base URL; requests to it go to whichever server process is current. */
+const SERVICE = 'http://service.test';
+
+interface Request {
+  url: string;
+  at: number;
+  status?: number;
+  retryAfter?: string | null;
+}
+
+/** An SDK for the team whose requests go to `current()`, recorded. Config is read once (no stream), so that only ingests count. */
+function sdkFor(current: () => ChildServer, team: ProcessTeam, options: Partial<ClientOptions> = {}) {
+  const errors: SdkError[] = [];
+  const requests: Request[] = [];
+  const client = createClient({
+    baseUrl: SERVICE,
+    team: team.id,
+    ingestKey: team.ingestKey,
+    stream: false,
+    pollIntervalMs: 3_600_000,
+    flushIntervalMs: 3_600_000,
+    retryBaseMs: 50,
+    maxRetryDelayMs: 500,
+    onError: (error) => errors.push(error),
+    fetch: async (input, init) => {
+      const request: Request = { url: String(input), at: Date.now() };
+      requests.push(request);
+      const response = await fetch(request.url.replace(SERVICE, current().baseUrl), init);
+      request.status = response.status;
+      request.retryAfter = response.headers.get('retry-after');
+      return response;
+    },
+    ...options,
+  });
+  return { client, errors, requests };
+}
+
+/** Exposures for `count` participants, and one or two events for half of them. */
+function exposeAndTrack(client: ReturnType<typeof createClient>, journal: Journal, prefix: string, count: number): void {
+  for (let i = 0; i < count; i++) {
+    const participant = `${prefix}-${i}`;
+    note(journal, participant, { variant: client.experiment(EXPERIMENT, participant) });
+    const tracked = i % 2 === 0 ? 1 + (i % 4 === 0 ? 1 : 0) : 0;
+    for (let t = 0; t < tracked; t++) client.track(participant, EVENT);
+    note(journal, participant, { tracked });
+  }
+}
+
+function itemsOf(journal: Journal): number {
+  return [...journal.values()].reduce((sum, entry) => sum + (entry.variant ? 1 : 0) + entry.tracked, 0);
+}
+
+describe.each(engines)('the SDK through server faults on %s', (engine) => {
+  const cleanups: Array<() => Promise<void>> = [];
+  afterAll(async () => {
+    await stopAllChildren();
+    for (const cleanup of cleanups) await cleanup();
+  });
+
+  async function arranged(env: Record<string, string> = {}) {
+    const { storageEnv, cleanup } = await freshStorage(engine);
+    cleanups.push(cleanup);
+    let server = await startChild(storageEnv);
+    const team = await createTeamAt(storageEnv, 'SDK faults');
+    await arrangeCheckout(clientsOf(server.baseUrl, team).api, team.id);
+    if (Object.keys(env).length > 0) {
+      await stopChild(server);
+      server = await startChild(storageEnv, env);
+    }
+    return { storageEnv, server, team };
+  }
+
+  it('when the server is killed (SIGKILL) mid-flush and restarted on the same storage, then the SDK retries and every item is counted exactly once', { timeout: 300_000 }, async () => {
+    // Arrange
+    const { storageEnv, team, server: first } = await arranged();
+    let server = first;
+    const { client, errors } = sdkFor(() => server, team, { batchSize: 100 });
+    await client.ready();
+    const journal: Journal = new Map();
+    exposeAndTrack(client, journal, 'killed', 3_000);
+
+    // Act: kill once some batches are stored, while the rest are still to go.
+    const flushed = client.flush();
+    await expect.poll(() => client.stats().delivered, { timeout: 60_000, interval: 5 }).toBeGreaterThan(300);
+    await kill(server);
+    const deliveredAtKill = client.stats().delivered;
+    server = await startChild(storageEnv);
+    await flushed;
+
+    // Assert
+    expect(deliveredAtKill).toBeLessThan(itemsOf(journal));
+    expect(errors).toEqual([]);
+    expect(client.stats()).toMatchObject({ queued: 0, delivered: itemsOf(journal), rejected: 0 });
+    expect(client.stats().retries).toBeGreaterThan(0);
+    expect(await servedStatistics(clientsOf(server.baseUrl, team).api, team.id)).toEqual(expectedStatistics(journal));
+    await client.close();
+  });
+
+  it('when ingests are rate limited (429), then the SDK waits out each Retry-After and every item is counted once', { timeout: 300_000 }, async () => {
+    // Arrange: 3 requests a second for the ingest key.
+    const { team, server } = await arranged({ RATE_LIMIT_PER_CREDENTIAL: '3', RATE_LIMIT_WINDOW_SECONDS: '1' });
+    const { client, errors, requests } = sdkFor(() => server, team, { batchSize: 40 });
+    await client.ready();
+    const journal: Journal = new Map();
+    exposeAndTrack(client, journal, 'limited', 200);
+
+    // Act
+    await client.flush();
+
+    // Assert
+    const batches = requests.filter((request) => request.url.endsWith('/ingest/batch'));
+    const limited = batches.flatMap((request, index) => (request.status === 429 ? [{ request, next: batches[index + 1] }] : []));
+    expect(limited.length).toBeGreaterThan(0);
+    for (const { request, next } of limited) {
+      expect(request.retryAfter).toMatch(/^\d+$/);
+      expect(next!.at - request.at).toBeGreaterThanOrEqual(Number(request.retryAfter) * 1000);
+    }
+    expect(errors).toEqual([]);
+    expect(client.stats()).toMatchObject({ queued: 0, delivered: itemsOf(journal), rejected: 0 });
+    expect(await servedStatistics(clientsOf(server.baseUrl, team).api, team.id)).toEqual(expectedStatistics(journal));
+    await client.close();
+  });
+
+  it.runIf(engine === 'sqlite')('when storage is unavailable (503: another process holds the write lock), then the SDK retries until it is back, and every item is counted once', { timeout: 300_000 }, async () => {
+    // Arrange: a busy timeout of 0.2 s, and this process holding SQLite's write lock.
+    const { storageEnv, team, server } = await arranged({ SQLITE_BUSY_TIMEOUT_SECONDS: '0.2' });
+    // Small batches: each item of a batch waits out the busy timeout before its 503.
+    const { client, errors } = sdkFor(() => server, team, { batchSize: 10 });
+    await client.ready();
+    const journal: Journal = new Map();
+    exposeAndTrack(client, journal, 'locked', 300);
+    const locker = new BetterSqlite3(join(storageEnv.DATA_DIR!, 'experimentation.sqlite'));
+    locker.pragma('busy_timeout = 5000');
+    locker.exec('begin immediate');
+
+    // Act
+    let flushed: Promise<void>;
+    try {
+      flushed = client.flush();
+      await expect.poll(() => client.stats().retries, { timeout: 60_000 }).toBeGreaterThan(0);
+    } finally {
+      locker.exec('rollback');
+      locker.close();
+    }
+    await flushed;
+
+    // Assert
+    expect(errors).toEqual([]);
+    expect(client.stats()).toMatchObject({ queued: 0, delivered: itemsOf(journal), rejected: 0 });
+    expect(await servedStatistics(clientsOf(server.baseUrl, team).api, team.id)).toEqual(expectedStatistics(journal));
+    await client.close();
+  });
+});
