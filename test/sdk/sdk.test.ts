@@ -161,6 +161,29 @@ describe.each(engines)('the SDK on %s', (engine) => {
     expect(watched.calls.every((call) => call.signal?.aborted)).toBe(true);
   });
 
+  it('when a flag is flipped through the API, then the config stream brings it to the SDK, with no poll and no second connection', async () => {
+    // Arrange: polls an hour apart, so that only the stream can bring the change in time.
+    const team = await server().newTeam();
+    await arrangeCheckout(team.api, team.id);
+    const errors: SdkError[] = [];
+    const watched = watchedFetch();
+    const client = clientFor(server(), team, errors, { pollIntervalMs: 3_600_000, fetch: watched.fetch });
+    await client.ready();
+    const participant = Array.from({ length: 100 }, (_, i) => `streamer-${i}`).find((p) => client.experiment(EXPERIMENT, p) === 'treatment')!;
+    expect(client.feature(FLAG, participant)).toBe('new');
+
+    // Act
+    const updated = await team.api.PUT('/api/teams/{team}/features/{feature}', { params: { path: { team: team.id, feature: FLAG } }, body: { enabled: false } });
+    expect(updated.response.status).toBe(200);
+
+    // Assert
+    await expect.poll(() => client.feature(FLAG, participant), { timeout: 10_000 }).toBeNull();
+    expect(watched.calls.map((call) => [new URL(call.url).pathname.replace(/^.*\/config/, 'config'), call.status])).toEqual([['config/stream', 200]]);
+    await client.close();
+    expect(errors).toEqual([]);
+    expect(watched.calls[0]!.signal?.aborted).toBe(true);
+  });
+
   it('when the stream is unavailable, then config changes reach the SDK by polling, and unchanged polls are 304', async () => {
     // Arrange
     const team = await server().newTeam();
