@@ -76,7 +76,10 @@ export interface DeliveryStats {
     retries: number;
 }
 export interface Client {
-    /** Resolves once a config is there (from the stream or a poll); decisions before that are null. */
+    /**
+     * Resolves once a config is there (from the stream or a poll); decisions before that are null.
+     * Rejects when the service refuses the ingest key (401, 403); the SDK keeps trying all the same.
+     */
     ready(): Promise<void>;
     /**
      * The flag's value for the participant, or null. Queues an exposure (once per process) for each

@@ -7956,7 +7956,12 @@ function startClient(options) {
   };
   let current = null;
   let markReady = () => void 0;
-  const readiness = new Promise((resolve) => markReady = resolve);
+  let refuse = () => void 0;
+  const readiness = new Promise((resolve, reject) => {
+    markReady = resolve;
+    refuse = reject;
+  });
+  readiness.catch(() => void 0);
   const delivery = startDelivery({
     post: (body, keepalive) => doFetch(`${base}/ingest/batch`, { method: "POST", headers: { Authorization: authorization, "Content-Type": "application/json" }, body, keepalive }),
     onError,
@@ -7978,7 +7983,10 @@ function startClient(options) {
       current = indexConfig(config);
       markReady();
     },
-    onError
+    onError(error) {
+      if (error.kind === "config" && (error.status === 401 || error.status === 403)) refuse(new Error(`the service refused the ingest key (${error.status})`));
+      onError(error);
+    }
   });
   const exposures = rememberExposures(settings.maxExposures);
   const stopWatchingPage = watchPageHide(options.flushOnPageHide ?? true, () => delivery.flushOnHide());

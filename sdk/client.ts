@@ -35,7 +35,13 @@ export function startClient(options: ClientOptions): Client {
 
   let current: IndexedConfig | null = null;
   let markReady: () => void = () => undefined;
-  const readiness = new Promise<void>((resolve) => (markReady = resolve));
+  let refuse: (reason: Error) => void = () => undefined;
+  const readiness = new Promise<void>((resolve, reject) => {
+    markReady = resolve;
+    refuse = reject;
+  });
+  // A rejection nobody awaits must not end a Node process: ready() is optional.
+  readiness.catch(() => undefined);
 
   const delivery = startDelivery({
     post: (body, keepalive) =>
@@ -59,7 +65,11 @@ export function startClient(options: ClientOptions): Client {
       current = indexConfig(config);
       markReady();
     },
-    onError,
+    onError(error) {
+      // Credentials the service refuses will not work on a retry: ready() says so at once.
+      if (error.kind === 'config' && (error.status === 401 || error.status === 403)) refuse(new Error(`the service refused the ingest key (${error.status})`));
+      onError(error);
+    },
   });
   const exposures = rememberExposures(settings.maxExposures);
   const stopWatchingPage = watchPageHide(options.flushOnPageHide ?? true, () => delivery.flushOnHide());

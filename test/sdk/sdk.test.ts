@@ -207,6 +207,21 @@ describe.each(engines)('the SDK on %s', (engine) => {
   });
 });
 
+describe('the SDK with credentials the service refuses', () => {
+  const server = useServer('sqlite');
+
+  it('when the ingest key is wrong, then ready() rejects, and the refusal is reported', async () => {
+    const team = await server().newTeam();
+    const errors: SdkError[] = [];
+    const client = clientFor(server(), { ...team, ingestKey: 'ik_not_a_key' }, errors);
+
+    await expect(client.ready()).rejects.toThrow(/refused the ingest key \(401\)/);
+
+    expect(errors).toContainEqual(expect.objectContaining({ kind: 'config', status: 401 }));
+    await client.close();
+  });
+});
+
 describe('the SDK while the service is down', () => {
   it('when more is tracked than the queue holds, then the queue stays at its bound, the rest is dropped, counted and reported, and close() abandons what is left', async () => {
     // Arrange: nobody listens at the address.
