@@ -62,6 +62,8 @@ export interface ClientOptions {
     /** The longest wait between two retries (default 30 000 ms); waits double from `retryBaseMs` (default 250 ms), with jitter. */
     maxRetryDelayMs?: number;
     retryBaseMs?: number;
+    /** A batch or config poll not answered within this is given up and tried again (default 30 000 ms). */
+    requestTimeoutMs?: number;
     /** How many participant–experiment exposures to remember, so that each is sent once (default 100 000). */
     maxExposures?: number;
     /** Browsers: flush with `keepalive` when the page is hidden (default true where there is a `document`). */

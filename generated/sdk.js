@@ -215,6 +215,21 @@ function pause(ms, signal, keepAlive = false) {
     }
   });
 }
+function deadline(ms, parent) {
+  const controller = new AbortController();
+  const abort = () => controller.abort();
+  const timer = quietTimeout(abort, ms);
+  parent?.addEventListener("abort", abort, { once: true });
+  if (parent?.aborted) abort();
+  return {
+    signal: controller.signal,
+    clear() {
+      clearTimeout(timer);
+      parent?.removeEventListener("abort", abort);
+      controller.abort();
+    }
+  };
+}
 
 // sdk/config-source.ts
 var STREAM_IDLE_MS = 45e3;
@@ -237,10 +252,11 @@ function startConfigSource(options) {
     return true;
   }
   async function poll() {
+    const timeout = deadline(options.requestTimeoutMs, stopped.signal);
     try {
       const response = await options.fetch(options.url, {
         headers: { Authorization: options.authorization, ...etag ? { "If-None-Match": etag } : {} },
-        signal: stopped.signal
+        signal: timeout.signal
       });
       if (response.status === 304) return;
       const text = await response.text();
@@ -248,6 +264,8 @@ function startConfigSource(options) {
       else options.onError({ kind: "config", status: response.status, message: `GET config answered ${response.status}` });
     } catch (error) {
       if (!stopped.signal.aborted) options.onError({ kind: "config", message: `GET config failed: ${String(error)}` });
+    } finally {
+      timeout.clear();
     }
   }
   async function readStream() {
@@ -259,6 +277,7 @@ function startConfigSource(options) {
       if (idle !== void 0) clearTimeout(idle);
       idle = quietTimeout(abort, STREAM_IDLE_MS);
     };
+    watch();
     try {
       const response = await options.fetch(`${options.url}/stream`, {
         headers: { Authorization: options.authorization, Accept: "text/event-stream", ...etag ? { "Last-Event-ID": etag } : {} },
@@ -279,7 +298,6 @@ function startConfigSource(options) {
       });
       const reader = response.body.getReader();
       const decoder = new TextDecoder();
-      watch();
       for (; ; ) {
         const { done, value } = await reader.read();
         if (done) break;
@@ -7740,6 +7758,7 @@ function startDelivery(options) {
   let timer;
   let unreportedDrops = 0;
   let batchBytes = MAX_BATCH_BYTES;
+  let lastRetryAfter = null;
   function report(error) {
     try {
       options.onError(error);
@@ -7796,18 +7815,21 @@ function startDelivery(options) {
       armTimer();
     }
   }
-  let lastRetryAfter = null;
   async function send(batch) {
     lastRetryAfter = null;
-    let response;
+    const timeout = deadline(options.requestTimeoutMs, stop.signal);
     try {
-      response = await options.post(`{"items":[${batch.map((q) => q.json).join(",")}]}`, false);
+      return await settleAnswer(batch, await options.post(`{"items":[${batch.map((q) => q.json).join(",")}]}`, false, timeout.signal));
     } catch {
       return false;
+    } finally {
+      timeout.clear();
     }
+  }
+  async function settleAnswer(batch, response) {
     if (response.status === 200) {
-      const body = await response.json().catch(() => void 0);
-      const outcomes = body?.data;
+      const body = await response.json();
+      const outcomes = body.data;
       if (!outcomes || outcomes.length !== batch.length) return false;
       const again = [];
       batch.forEach((queued, index) => {
@@ -7939,7 +7961,8 @@ var DEFAULTS = {
   maxQueue: 1e4,
   retryBaseMs: 250,
   maxRetryDelayMs: 3e4,
-  maxExposures: 1e5
+  maxExposures: 1e5,
+  requestTimeoutMs: 3e4
 };
 function startClient(options) {
   const settings = { ...DEFAULTS, ...definedOnly(options) };
@@ -7963,13 +7986,14 @@ function startClient(options) {
   });
   readiness.catch(() => void 0);
   const delivery = startDelivery({
-    post: (body, keepalive) => doFetch(`${base}/ingest/batch`, { method: "POST", headers: { Authorization: authorization, "Content-Type": "application/json" }, body, keepalive }),
+    post: (body, keepalive, signal) => doFetch(`${base}/ingest/batch`, { method: "POST", headers: { Authorization: authorization, "Content-Type": "application/json" }, body, keepalive, signal }),
     onError,
     batchSize: settings.batchSize,
     maxQueue: settings.maxQueue,
     flushIntervalMs: settings.flushIntervalMs,
     retryBaseMs: settings.retryBaseMs,
-    maxRetryDelayMs: settings.maxRetryDelayMs
+    maxRetryDelayMs: settings.maxRetryDelayMs,
+    requestTimeoutMs: settings.requestTimeoutMs
   });
   const source = startConfigSource({
     url: `${base}/config`,
@@ -7977,6 +8001,7 @@ function startClient(options) {
     fetch: doFetch,
     stream: settings.stream,
     pollIntervalMs: settings.pollIntervalMs,
+    requestTimeoutMs: settings.requestTimeoutMs,
     retryBaseMs: settings.retryBaseMs,
     maxRetryDelayMs: settings.maxRetryDelayMs,
     onConfig(config) {

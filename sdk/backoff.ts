@@ -1,5 +1,6 @@
 // Waits between retries: exponential, capped, with "equal jitter" (half fixed, half random) so
-// that many clients cut off by one outage do not come back in step.
+// that many clients cut off by one outage do not come back in step; and the timers and deadlines
+// the SDK waits with.
 
 export interface Backoff {
   /** The wait before the next attempt, in ms; a server's Retry-After (seconds) wins when it is longer. */
@@ -50,4 +51,21 @@ export function pause(ms: number, signal: AbortSignal, keepAlive = false): Promi
       resolve();
     }
   });
+}
+
+/** A signal that aborts after `ms` or when `parent` does; `clear()` once the request is done (it aborts too, releasing the connection). */
+export function deadline(ms: number, parent?: AbortSignal): { signal: AbortSignal; clear(): void } {
+  const controller = new AbortController();
+  const abort = () => controller.abort();
+  const timer = quietTimeout(abort, ms);
+  parent?.addEventListener('abort', abort, { once: true });
+  if (parent?.aborted) abort();
+  return {
+    signal: controller.signal,
+    clear() {
+      clearTimeout(timer);
+      parent?.removeEventListener('abort', abort);
+      controller.abort();
+    },
+  };
 }

@@ -16,6 +16,7 @@ const DEFAULTS = {
   retryBaseMs: 250,
   maxRetryDelayMs: 30_000,
   maxExposures: 100_000,
+  requestTimeoutMs: 30_000,
 };
 
 export function startClient(options: ClientOptions): Client {
@@ -44,14 +45,15 @@ export function startClient(options: ClientOptions): Client {
   readiness.catch(() => undefined);
 
   const delivery = startDelivery({
-    post: (body, keepalive) =>
-      doFetch(`${base}/ingest/batch`, { method: 'POST', headers: { Authorization: authorization, 'Content-Type': 'application/json' }, body, keepalive }),
+    post: (body, keepalive, signal) =>
+      doFetch(`${base}/ingest/batch`, { method: 'POST', headers: { Authorization: authorization, 'Content-Type': 'application/json' }, body, keepalive, signal }),
     onError,
     batchSize: settings.batchSize,
     maxQueue: settings.maxQueue,
     flushIntervalMs: settings.flushIntervalMs,
     retryBaseMs: settings.retryBaseMs,
     maxRetryDelayMs: settings.maxRetryDelayMs,
+    requestTimeoutMs: settings.requestTimeoutMs,
   });
   const source = startConfigSource({
     url: `${base}/config`,
@@ -59,6 +61,7 @@ export function startClient(options: ClientOptions): Client {
     fetch: doFetch,
     stream: settings.stream,
     pollIntervalMs: settings.pollIntervalMs,
+    requestTimeoutMs: settings.requestTimeoutMs,
     retryBaseMs: settings.retryBaseMs,
     maxRetryDelayMs: settings.maxRetryDelayMs,
     onConfig(config) {

@@ -2,7 +2,7 @@
 // 20 has no EventSource, and fetch lets us send the ingest key as a header); while the stream is
 // down, polled with If-None-Match (304: nothing changed), and the stream reconnected with backoff.
 import { createParser } from 'eventsource-parser';
-import { backoff, pause, quietTimeout } from './backoff';
+import { backoff, deadline, pause, quietTimeout } from './backoff';
 import type { Config, SdkError } from './types';
 
 /** The server sends a comment every 15 s; a stream silent for longer than this is taken as dead. */
@@ -15,6 +15,7 @@ export interface ConfigSourceOptions {
   fetch: typeof fetch;
   stream: boolean;
   pollIntervalMs: number;
+  requestTimeoutMs: number;
   retryBaseMs: number;
   maxRetryDelayMs: number;
   onConfig(config: Config): void;
@@ -46,10 +47,11 @@ export function startConfigSource(options: ConfigSourceOptions): ConfigSource {
   }
 
   async function poll(): Promise<void> {
+    const timeout = deadline(options.requestTimeoutMs, stopped.signal);
     try {
       const response = await options.fetch(options.url, {
         headers: { Authorization: options.authorization, ...(etag ? { 'If-None-Match': etag } : {}) },
-        signal: stopped.signal,
+        signal: timeout.signal,
       });
       if (response.status === 304) return;
       const text = await response.text();
@@ -57,6 +59,8 @@ export function startConfigSource(options: ConfigSourceOptions): ConfigSource {
       else options.onError({ kind: 'config', status: response.status, message: `GET config answered ${response.status}` });
     } catch (error) {
       if (!stopped.signal.aborted) options.onError({ kind: 'config', message: `GET config failed: ${String(error)}` });
+    } finally {
+      timeout.clear();
     }
   }
 
@@ -70,6 +74,7 @@ export function startConfigSource(options: ConfigSourceOptions): ConfigSource {
       if (idle !== undefined) clearTimeout(idle);
       idle = quietTimeout(abort, STREAM_IDLE_MS);
     };
+    watch();
     try {
       const response = await options.fetch(`${options.url}/stream`, {
         headers: { Authorization: options.authorization, Accept: 'text/event-stream', ...(etag ? { 'Last-Event-ID': etag } : {}) },
@@ -90,7 +95,6 @@ export function startConfigSource(options: ConfigSourceOptions): ConfigSource {
       });
       const reader = response.body.getReader();
       const decoder = new TextDecoder();
-      watch();
       for (;;) {
         const { done, value } = await reader.read();
         if (done) break;

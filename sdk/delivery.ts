@@ -1,7 +1,7 @@
 // Delivery: a bounded queue flushed through the batch ingest, one request in flight so that items
 // are stored in the order they were queued (an event never overtakes its exposure). Every item
 // carries an idempotency key, so resending one whose answer was lost stores nothing twice.
-import { backoff, pause, quietTimeout } from './backoff';
+import { backoff, deadline, pause, quietTimeout } from './backoff';
 import type { DeliveryStats, IngestItem, SdkError } from './types';
 import type { components } from '../generated/api';
 
@@ -14,13 +14,15 @@ const MAX_KEEPALIVE_BYTES = 60 * 1024;
 const encoder = new TextEncoder();
 
 export interface DeliveryOptions {
-  post(body: string, keepalive: boolean): Promise<Response>;
+  post(body: string, keepalive: boolean, signal?: AbortSignal): Promise<Response>;
   onError(error: SdkError): void;
   batchSize: number;
   maxQueue: number;
   flushIntervalMs: number;
   retryBaseMs: number;
   maxRetryDelayMs: number;
+  /** A batch not answered within this is sent again (its items' keys make that safe). */
+  requestTimeoutMs: number;
 }
 
 export interface Delivery {
@@ -52,6 +54,7 @@ export function startDelivery(options: DeliveryOptions): Delivery {
   let timer: ReturnType<typeof setTimeout> | undefined;
   let unreportedDrops = 0;
   let batchBytes = MAX_BATCH_BYTES;
+  let lastRetryAfter: string | null = null;
 
   function report(error: SdkError): void {
     try {
@@ -116,20 +119,23 @@ export function startDelivery(options: DeliveryOptions): Delivery {
     }
   }
 
-  let lastRetryAfter: string | null = null;
-
   /** Sends one batch and settles what was answered; false when something must be sent again. */
   async function send(batch: Queued[]): Promise<boolean> {
     lastRetryAfter = null;
-    let response: Response;
+    const timeout = deadline(options.requestTimeoutMs, stop.signal);
     try {
-      response = await options.post(`{"items":[${batch.map((q) => q.json).join(',')}]}`, false);
+      return await settleAnswer(batch, await options.post(`{"items":[${batch.map((q) => q.json).join(',')}]}`, false, timeout.signal));
     } catch {
       return false;
+    } finally {
+      timeout.clear();
     }
+  }
+
+  async function settleAnswer(batch: Queued[], response: Response): Promise<boolean> {
     if (response.status === 200) {
-      const body = (await response.json().catch(() => undefined)) as { data?: BatchItemOutcome[] } | undefined;
-      const outcomes = body?.data;
+      const body = (await response.json()) as { data?: BatchItemOutcome[] };
+      const outcomes = body.data;
       if (!outcomes || outcomes.length !== batch.length) return false;
       const again: Queued[] = [];
       batch.forEach((queued, index) => {
