@@ -233,6 +233,7 @@ function deadline(ms, parent) {
 
 // sdk/config-source.ts
 var STREAM_IDLE_MS = 45e3;
+var MAX_MESSAGE_CHARACTERS = 16 * 1024 * 1024;
 function startConfigSource(options) {
   const stopped = new AbortController();
   const reconnect = backoff(options.retryBaseMs, options.maxRetryDelayMs);
@@ -294,7 +295,11 @@ function startConfigSource(options) {
         },
         onRetry(ms) {
           serverRetryMs = ms;
-        }
+        },
+        onError(error) {
+          if (error.type === "max-buffer-size-exceeded") abort();
+        },
+        maxBufferSize: MAX_MESSAGE_CHARACTERS
       });
       const reader = response.body.getReader();
       const decoder = new TextDecoder();

@@ -7,6 +7,8 @@ import type { Config, SdkError } from './types';
 
 /** The server sends a comment every 15 s; a stream silent for longer than this is taken as dead. */
 const STREAM_IDLE_MS = 45_000;
+/** One message is one config; a stream that sends more than this without ending a message is dropped. */
+const MAX_MESSAGE_CHARACTERS = 16 * 1024 * 1024;
 
 export interface ConfigSourceOptions {
   /** `…/api/teams/{team}/config`; the stream is at `…/config/stream`. */
@@ -92,6 +94,10 @@ export function startConfigSource(options: ConfigSourceOptions): ConfigSource {
         onRetry(ms) {
           serverRetryMs = ms;
         },
+        onError(error) {
+          if (error.type === 'max-buffer-size-exceeded') abort();
+        },
+        maxBufferSize: MAX_MESSAGE_CHARACTERS,
       });
       const reader = response.body.getReader();
       const decoder = new TextDecoder();
