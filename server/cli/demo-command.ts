@@ -6,7 +6,7 @@ import { DEMO_EXPERIMENT, simulate } from './demo-simulation';
 const usage = `Usage: npm run demo [-- --reset] [--participants N] [--days N]
 
 Makes a demo team with a realistic experiment (${DEMO_EXPERIMENT}: a checkout redesign, judged by
-purchases) and plays its last N days (default 14) through the real ingest path: N participants
+purchases) and plays its last N days (default 14) through the SDK, as an app would: N participants
 (default 20 000) arrive day by day, are assigned, put items in the cart and buy. Then it prints
 a new API token of the demo user and the pages to open with the service started (npm start).
 

@@ -1,12 +1,12 @@
 import type { AddressInfo } from 'node:net';
 import { pino } from 'pino';
-import { createApiClient, type components } from '../../generated/client.js';
+import { createApiClient } from '../../generated/client.js';
+import { createClient, type Client, type SdkError } from '../../generated/sdk.js';
 import { createApp } from '../app';
 import type { Storage } from '../storage/database';
 import { setClock } from '../storage/values';
 
-type IngestRequest = components['schemas']['IngestRequest'];
-type Client = ReturnType<typeof createApiClient>;
+type ApiClient = ReturnType<typeof createApiClient>;
 
 export const DEMO_EXPERIMENT = 'checkout_redesign';
 
@@ -25,9 +25,11 @@ export interface Simulation {
 }
 
 /**
- * Plays an experiment of the last `days` days, up to now, through the service's real ingest path: an
- * app of this process on a port of its own, on the given storage, on a clock that walks through
- * the simulated days — so enrolments, conversions and the daily roll-up carry those days.
+ * Plays an experiment of the last `days` days, up to now, as an app using the SDK would: an app
+ * of this process on a port of its own serves the SDK, on the given storage, on a clock that walks
+ * through the simulated days — each two hours of visitors are decided and tracked through the SDK
+ * and flushed before the clock moves on, so enrolments, conversions and the daily roll-up carry
+ * those days.
  */
 export async function simulate(storage: Storage, team: { id: number; token: string; ingestKey: string }, simulation: Simulation, random: () => number): Promise<void> {
   const span = simulation.days * 86_400_000;
@@ -36,32 +38,38 @@ export async function simulate(storage: Storage, team: { id: number; token: stri
   const restoreClock = setClock(() => new Date(simulated));
   const app = createApp({ storage, logger: pino({ level: 'silent' }), validateResponses: false, rateLimit: { enabled: false, windowSeconds: 60, perCredential: 1, perAddress: 1 } });
   const listener = app.listen(0, '127.0.0.1');
+  let sdk: Client | undefined;
   try {
     await new Promise((resolve) => listener.once('listening', resolve));
     const baseUrl = `http://127.0.0.1:${(listener.address() as AddressInfo).port}`;
-    const api = createApiClient(baseUrl, team.token);
-    await setUp(api, team.id);
-    const ingest = createApiClient(baseUrl, team.ingestKey);
+    await setUp(createApiClient(baseUrl, team.token), team.id);
+    const refusals: string[] = [];
+    const failure = (error: SdkError) => (error.kind === 'config' ? undefined : refusals.push(describe(error)));
+    // Only flush() sends, so that no item goes out once the clock has moved on; the config does not
+    // change while the demo plays, so one read of it is enough.
+    sdk = createClient({ baseUrl, team: team.id, ingestKey: team.ingestKey, onError: failure, stream: false, flushIntervalMs: 3_600_000 });
+    await sdk.ready();
     // Two hours of visitors per batch, so that each day gets its share
     const perBatch = Math.min(BATCH, Math.ceil(simulation.participants / (simulation.days * 12)));
     for (let done = 0; done < simulation.participants; ) {
       const size = Math.min(perBatch, simulation.participants - done);
       // Visitors arrive evenly over the days; the last ones now
       simulated = first + ((done + size) / simulation.participants) * span;
-      const keys = Array.from({ length: size }, (_, i) => `visitor-${String(done + i + 1).padStart(6, '0')}`);
-      const variants = await enrol(ingest, team.id, keys);
-      await send(ingest, team.id, behaviour(keys, variants, random));
+      for (let i = 0; i < size; i++) visit(sdk, `visitor-${String(done + i + 1).padStart(6, '0')}`, random);
+      await sdk.flush();
+      if (refusals.length > 0) throw new Error(`The demo's SDK reported: ${refusals[0]}`);
       done += size;
       simulation.progress(done);
     }
   } finally {
+    await sdk?.close({ timeoutMs: 5_000 });
     listener.closeAllConnections();
     await new Promise((resolve) => listener.close(resolve));
     restoreClock();
   }
 }
 
-async function setUp(api: Client, team: number): Promise<void> {
+async function setUp(api: ApiClient, team: number): Promise<void> {
   const path = { team };
   const experiment = { team, experiment: DEMO_EXPERIMENT };
   await must(api.POST('/api/teams/{team}/events', { params: { path }, body: { key: 'purchase', description: 'Completed a purchase.' } }));
@@ -75,38 +83,27 @@ async function setUp(api: Client, team: number): Promise<void> {
   await must(api.POST('/api/teams/{team}/experiments/{experiment}/start', { params: { path: experiment } }));
 }
 
-/** Enrols the visitors (the service assigns their variants) and answers each one's variant. */
-async function enrol(ingest: Client, team: number, keys: string[]): Promise<string[]> {
-  const outcomes = await send(ingest, team, keys.map((participant) => ({ participant, experiment: DEMO_EXPERIMENT })));
-  return outcomes.map((outcome) => outcome.data!.assignments[0]!.variant);
-}
-
-/** What the visitors then do: some put items in the cart (count event), some buy (and bring revenue, a value event). */
-function behaviour(keys: string[], variants: string[], random: () => number): IngestRequest[] {
-  return keys.flatMap((participant, i) => {
-    const events: IngestRequest[] = [];
-    if (random() < ADD_TO_CART_RATE) {
-      const items = 1 + Math.floor(random() * 3);
-      for (let n = 0; n < items; n++) events.push({ participant, experiment: DEMO_EXPERIMENT, event: 'add_to_cart' });
-    }
-    if (random() < PURCHASE_RATE[variants[i]!]!) {
-      events.push({ participant, experiment: DEMO_EXPERIMENT, event: 'purchase' });
-      const euros = Math.round((BASKET.least + random() * BASKET.spread) * 100) / 100;
-      events.push({ participant, experiment: DEMO_EXPERIMENT, event: 'revenue', value: euros });
-    }
-    return events;
-  });
-}
-
-async function send(ingest: Client, team: number, items: IngestRequest[]) {
-  const outcomes = [];
-  for (let start = 0; start < items.length; start += BATCH) {
-    const answer = await must(ingest.POST('/api/teams/{team}/ingest/batch', { params: { path: { team } }, body: { items: items.slice(start, start + BATCH) } }));
-    const failed = answer.data.find((outcome) => outcome.status !== 200);
-    if (failed) throw new Error(`An ingest of the demo answered ${failed.status}: ${failed.error?.detail}`);
-    outcomes.push(...answer.data);
+/**
+ * One visitor: the SDK decides its variant (and sends its exposure, which enrols it); some put
+ * items in the cart (count event), some buy (and bring revenue, a value event).
+ */
+function visit(sdk: Client, participant: string, random: () => number): void {
+  const variant = sdk.experiment(DEMO_EXPERIMENT, participant);
+  if (variant === null) throw new Error(`The demo's SDK has no variant of ${DEMO_EXPERIMENT} for ${participant}`);
+  if (random() < ADD_TO_CART_RATE) {
+    const items = 1 + Math.floor(random() * 3);
+    for (let n = 0; n < items; n++) sdk.track(participant, 'add_to_cart');
   }
-  return outcomes;
+  if (random() < PURCHASE_RATE[variant]!) {
+    sdk.track(participant, 'purchase');
+    sdk.track(participant, 'revenue', Math.round((BASKET.least + random() * BASKET.spread) * 100) / 100);
+  }
+}
+
+function describe(error: SdkError): string {
+  if (error.kind === 'rejected') return `an item was refused, ${error.status}: ${error.problem?.detail ?? ''}`;
+  if (error.kind === 'dropped') return `${error.count} items were dropped`;
+  return `${error.kind}`;
 }
 
 async function must<T>(call: Promise<{ data?: T; error?: { detail?: string }; response: Response }>): Promise<T> {
