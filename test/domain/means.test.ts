@@ -6,6 +6,7 @@ import { benjaminiHochberg, holm } from '../../server/domain/multiplicity';
 import { minimumDetectableEffect, participantsStillNeeded } from '../../server/domain/power';
 import { meansAlwaysValid } from '../../server/domain/sequential';
 import { compareWithControl, type Interval } from '../../server/domain/statistics';
+import { eventStatistics } from '../../server/variants/statistics';
 
 interface RateCase {
   control: { participants: number; uniqueConversions: number };
@@ -22,6 +23,7 @@ interface Vectors {
   means: MeanCase[];
   meanSequences: Array<{ control: MeanArm; variant: MeanArm; alpha: number; effectSize: number; lower: number; upper: number; pValue: number }>;
   participantsNeeded: Array<{ variant: { participants: number; variance: number }; control: { participants: number; variance: number }; effect: number; stillNeeded: number }>;
+  planning: Array<{ metric: 'rate' | 'mean'; minimumEffect: number; control: Record<string, number> & { participants: number }; variant: Record<string, number> & { participants: number }; participantsNeeded: number | null }>;
   multiplicity: Array<{ pValues: number[]; holm: number[]; benjaminiHochberg: number[] }>;
 }
 // Computed by test/vectors/means.py, an independent pure-Python implementation.
@@ -130,6 +132,24 @@ describe('participantsStillNeeded', () => {
   it('when the effect is not positive or a variance is unknown, then null', () => {
     expect(participantsStillNeeded({ participants: 10, variance: 1 }, { participants: 10, variance: 1 }, 0)).toBeNull();
     expect(participantsStillNeeded({ participants: 1, variance: null }, { participants: 10, variance: 1 }, 0.1)).toBeNull();
+  });
+});
+
+describe('participants needed for the experiment\'s minimum effect, as the statistics read gives them', () => {
+  const totals = (arm: Record<string, number>) => ({ participants: arm.participants!, conversions: 0, uniqueConversions: arm.uniqueConversions ?? 0, sum: arm.sum ?? 0, sumOfSquares: arm.sumOfSquares ?? 0 });
+  it.each(vectors.planning.map((c) => [`${c.metric} ${label(c, c.metric === 'rate' ? 'uniqueConversions' : 'sum', `minimum effect ${c.minimumEffect}`)}`, c] as const))(
+    'when %s, then participants_needed equals the reference',
+    (_, c) => {
+      const type = c.metric === 'rate' ? 'unique' : 'value';
+      const statistics = eventStatistics({ key: 'e', type }, totals(c.variant), totals(c.control), false, c.minimumEffect);
+      expect(c.metric === 'rate' ? statistics.participants_needed : statistics.means!.participants_needed).toBe(c.participantsNeeded);
+    },
+  );
+
+  it('when the experiment states no minimum effect, or for the control, then there is no planning figure', () => {
+    const arm = { participants: 1000, conversions: 130, uniqueConversions: 130, sum: 1000, sumOfSquares: 3100 };
+    expect(eventStatistics({ key: 'e', type: 'value' }, arm, arm, false, null)).toMatchObject({ participants_needed: null, means: { participants_needed: null } });
+    expect(eventStatistics({ key: 'e', type: 'value' }, arm, arm, true, 0.1)).toMatchObject({ participants_needed: null, means: { participants_needed: null } });
   });
 });
 
