@@ -58,11 +58,31 @@ describe('compareWithControl — unpooled z and the exact test below 5 expected'
     }
   });
 
+  it.each([
+    ['1 000/100 against 100/17 (pooled p 0.030 with an interval containing 0)', 17, false],
+    ['1 000/100 against 100/5 (pooled p 0.105 with an interval excluding 0)', 5, true],
+  ] as const)('when %s, then p and the difference interval agree', (_, converted, significant) => {
+    const result = compareWithControl({ participants: 100, conversions: converted, uniqueConversions: converted }, { participants: 1000, conversions: 100, uniqueConversions: 100 }, false);
+    const excludesZero = result.differenceInterval!.lower > 0 || result.differenceInterval!.upper < 0;
+    expect(result.test).toBe('normal');
+    expect(result.pValue! < 0.05).toBe(significant);
+    expect(excludesZero).toBe(significant);
+  });
+
   it('when 50/0 is compared with 50/3, then the test is exact: Fisher 0.2424, not the normal 0.079', () => {
     const variant = { participants: 50, uniqueConversions: 0 };
     const control = { participants: 50, uniqueConversions: 3 };
     expect(needsExactTest(variant, control)).toBe(true);
     expect(fisherExactPValue(variant, control)).toBeCloseTo(0.2424, 4);
+    const read = compareWithControl({ ...variant, conversions: 0 }, { ...control, conversions: 3 }, false);
+    expect([read.test, read.zScore, read.differenceInterval]).toEqual(['exact', null, null]);
+    expect(read.pValue).toBeCloseTo(0.2424, 4);
+  });
+
+  it('when counts per participant are n 500, Σc 900, Σc² 2 600 against n 500, Σc 1 000, Σc² 3 100, then Welch gives p 0.029 (gbstats), not "no difference"', () => {
+    const result = compareMeans({ participants: 500, sum: 1000, sumOfSquares: 3100 }, { participants: 500, sum: 900, sumOfSquares: 2600 })!;
+    expect(result.pValue).toBeCloseTo(0.0287, 4);
+    expect(result.interval.lower).toBeGreaterThan(0);
   });
 
   it('when each arm expects exactly 5 converters, then the normal test applies; at 4.5 the exact one', () => {
