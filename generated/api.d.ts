@@ -3933,6 +3933,7 @@ export interface components {
                  *       "key": "checkout_button",
                  *       "description": "Does a green checkout button sell more?",
                  *       "event": "purchase",
+                 *       "minimum_effect": 0.2,
                  *       "conditions": {
                  *         "country": {
                  *           "$in": [
@@ -3956,6 +3957,7 @@ export interface components {
                  *       "key": "checkout_button",
                  *       "description": "Does a green checkout button sell more?",
                  *       "event": "purchase",
+                 *       "minimum_effect": 0.2,
                  *       "conditions": {
                  *         "country": {
                  *           "$in": [
