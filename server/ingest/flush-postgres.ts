@@ -9,7 +9,8 @@ const BEGIN = CompiledQuery.raw('begin');
 
 /**
  * PostgreSQL: a flush of new participants is six round trips (begin, the teams' locks, the
- * teams' read, the participants' read, one write, commit), four when every ingest is refused;
+ * teams' read — with the stored idempotency keys —, the participants' read, one write,
+ * commit), four when every ingest is refused or a replay;
  * three more reads when some participants are stored already. Arrays bound as parameters and
  * `unnest`; the writes are one statement of data-modifying CTEs.
  */

@@ -37,7 +37,7 @@ export interface FlushRead {
   versions: Map<number, number>;
   /** team id → the month's accepted ingests so far. */
   used: Map<number, number>;
-  /** The stored outcomes (IngestOutcome as JSON) of the asked idempotency keys still in their window, by `participantKey(team, key)`. */
+  /** The stored outcomes (IngestOutcome as JSON) of the asked idempotency keys still in their window, by `keyId(team, key)`. */
   keys: Map<string, string>;
 }
 
@@ -73,9 +73,11 @@ const ROLLBACK = CompiledQuery.raw('rollback');
 /**
  * A flush of concurrent ingests in a number of statements that does not grow with their number.
  * Under the write locks of their teams (so no other writer of these teams' rows runs meanwhile,
- * in any process), it reads each team's config version and quota use in one query, and decides
- * which ingests are refused — their own 404, 409 or 402, storing nothing of them — from the
- * team's cached context, with no query per ingest. Only for the accepted ones does it read the
+ * in any process), it reads each team's config version and quota use in one query (with the
+ * stored ones among the ingests' idempotency keys), and decides which ingests are replays of a
+ * stored key — answered its stored outcome, nothing else done — and which are refused — their
+ * own 404, 409 or 402, storing nothing of them — from the team's cached context, with no query
+ * per ingest. Only for the accepted ones does it read the
  * participants, their enrolments, exclusions and conversions, decide each in order exactly as a
  * single ingest alone would be decided, write what they change (a statement per table at most)
  * and commit once: each caller is answered after the commit.
