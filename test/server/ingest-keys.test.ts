@@ -98,6 +98,19 @@ describe.each(engines)('ingest idempotency keys on %s', (engine) => {
     expect(read.data!.data.notes).toBe('second');
   });
 
+  it('when two teams send the same key, then each team stores its own item: keys are scoped to the team', async () => {
+    const [one, two] = [await newTeam(), await newTeam()];
+    const key = randomUUID();
+
+    const first = await ingestOk(one, { participant: 'same', event: 'goal', idempotency_key: key });
+    const second = await ingestOk(two, { participant: { key: 'same', notes: 'team two' }, event: 'goal', idempotency_key: key });
+
+    expect(first.participant.notes).toBeNull();
+    expect(second.participant.notes).toBe('team two');
+    expect(await totals(two.api, two.id, 'exp')).toEqual({ participants: 1, conversions: 1 });
+    expect(await stored(server().storage, two.id)).toEqual({ used: 2, keys: 1 });
+  });
+
   it('when one batch carries a key twice, then the second item is a replay of the first: the same data, counted once', async () => {
     const team = await newTeam();
     const key = randomUUID();
