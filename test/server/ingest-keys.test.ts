@@ -225,13 +225,13 @@ describe.each(engines)('the ingest_keys table on %s (migration 010)', (engine) =
       const { migrationsOf } = await import('../../server/storage/database');
       const migrator = new Migrator({ db: storage.db, provider: { getMigrations: async () => migrationsOf(engine) } });
 
-      const down = await migrator.migrateDown();
+      const down = await migrator.migrateTo('009_guardrails');
       const tablesAfterDown = (await storage.db.introspection.getTables()).map((table) => table.name);
       const up = await migrator.migrateToLatest();
       const tablesAfterUp = (await storage.db.introspection.getTables()).map((table) => table.name);
 
       expect(down.error).toBeUndefined();
-      expect(down.results?.map((result) => result.migrationName)).toEqual(['010_ingest_keys']);
+      expect(down.results?.map((result) => result.migrationName)).toContain('010_ingest_keys');
       expect(tablesAfterDown).not.toContain('ingest_keys');
       expect(up.error).toBeUndefined();
       expect(tablesAfterUp).toContain('ingest_keys');
