@@ -180,6 +180,22 @@ describe.each(engines)('config streams of a server process on %s', (engine) => {
     await expect.poll(() => streams.every((s) => s.ended), WITHIN).toBe(true);
   });
 
+  it('when a process holds CONFIG_STREAMS_PER_PROCESS streams, then one more, of any credential, is a 503 problem with Retry-After', async () => {
+    // Arrange
+    const storageEnv = await storage();
+    const child = await startChild(storageEnv, { CONFIG_STREAMS_PER_PROCESS: '2' });
+    const [team, other] = [await createTeamAt(storageEnv, 'One'), await createTeamAt(storageEnv, 'Two')];
+    await stream(child.baseUrl, team.id, team.ingestKey);
+    await stream(child.baseUrl, team.id, team.token);
+
+    // Act
+    const refused = await openConfigStream(child.baseUrl, other.id, other.ingestKey);
+
+    // Assert
+    expectProblem(refused.response, JSON.parse(refused.body!), 503, 'Service Unavailable');
+    expect(refused.response.headers.get('retry-after')).toMatch(/^\d+$/);
+  });
+
   it.runIf(engine === 'postgres')('when a flag is flipped through one server process, then a stream on another process of the same database sends it', async () => {
     // Arrange
     const { a, team, onB } = await twoProcesses();
