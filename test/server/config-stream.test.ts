@@ -196,6 +196,28 @@ describe.each(engines)('config streams of a server process on %s', (engine) => {
     expect(refused.response.headers.get('retry-after')).toMatch(/^\d+$/);
   });
 
+  it('when a client closes its stream, then the request log has its line, marked closed by the client', async () => {
+    // Arrange
+    const storageEnv = await storage();
+    const child = await startChild(storageEnv, { LOG_LEVEL: 'info' });
+    const team = await createTeamAt(storageEnv, 'Logged');
+    const opened = await stream(child.baseUrl, team.id, team.ingestKey);
+    await expect.poll(() => opened.configs().length, WITHIN).toBe(1);
+
+    // Act
+    await opened.close();
+
+    // Assert
+    const streamLine = () =>
+      child
+        .log()
+        .split('\n')
+        .filter((line) => line.startsWith('{'))
+        .map((line) => JSON.parse(line) as { req?: { url?: string }; res?: { statusCode?: number }; closedByClient?: boolean })
+        .find((entry) => entry.req?.url === `/api/teams/${team.id}/config/stream`);
+    await expect.poll(streamLine, WITHIN).toMatchObject({ res: { statusCode: 200 }, closedByClient: true });
+  });
+
   it.runIf(engine === 'postgres')('when a flag is flipped through one server process, then a stream on another process of the same database sends it', async () => {
     // Arrange
     const { a, team, onB } = await twoProcesses();
