@@ -229,7 +229,7 @@ describe.each(engines)('config streams of a server process on %s', (engine) => {
     await expect.poll(() => flagOf(onB, 'dark_mode'), WITHIN).toBe(false);
   });
 
-  it.runIf(engine === 'postgres')("when the process's listening connection is terminated, then it listens again and a later flip still reaches its stream", async () => {
+  it.runIf(engine === 'postgres')("when the process's listening connection is terminated, then it listens again, sends what changed meanwhile, and a later flip still reaches its stream", async () => {
     // Arrange: a stream on B, B's listening connection found
     const { a, team, onB, storageEnv } = await twoProcesses();
     const admin = new pg.Client({ connectionString: storageEnv.DATABASE_URL });
@@ -241,14 +241,22 @@ describe.each(engines)('config streams of a server process on %s', (engine) => {
       await expect.poll(listeners, WITHIN).toHaveLength(1);
       const [lost] = await listeners();
 
-      // Act: the connection terminated, then, once B listens again, a flip through A
+      // Act: the connection terminated, and at once a change nobody announces (as one made
+      // while the connection was down would be missed): only B's looking again finds it
       await admin.query('select pg_terminate_backend($1)', [lost]);
+      await admin.query('begin');
+      await admin.query("update features set enabled = false where team_id = $1 and key = 'dark_mode'", [team.id]);
+      await admin.query('update teams set config_version = config_version + 1 where id = $1', [team.id]);
+      await admin.query('commit');
+
+      // Assert: B listens again and sent the change (well before the stream's own 15 s look)
       await expect.poll(async () => (await listeners()).filter((pid) => pid !== lost), WITHIN).toHaveLength(1);
       expect(await listeners()).not.toContain(lost);
-      await flip(clientsOf(a.baseUrl, team).api, team.id, 'dark_mode', false);
-
-      // Assert
       await expect.poll(() => flagOf(onB, 'dark_mode'), WITHIN).toBe(false);
+
+      // … and a later flip through A arrives by the new connection
+      await flip(clientsOf(a.baseUrl, team).api, team.id, 'dark_mode', true);
+      await expect.poll(() => flagOf(onB, 'dark_mode'), WITHIN).toBe(true);
       expect(onB.ended).toBe(false);
     } finally {
       await admin.end();
