@@ -32,6 +32,8 @@ export interface StreamContext {
  * team, access), so a revoked credential or a deleted team ends it.
  */
 export function serveConfigStream({ storage, configs, identify, streams }: StreamContext, req: Request, res: Response, team: TeamRow, credential: { bearer: string; hash: string }): void {
+  // The client went away while the team was looked up: its 'close' has been and gone.
+  if (res.destroyed) return;
   let sentVersion = req.get('Last-Event-ID') === etagOf(team) ? team.config_version : undefined;
   let ended = false;
   let checking = false;
@@ -57,6 +59,7 @@ export function serveConfigStream({ storage, configs, identify, streams }: Strea
 
   const write = (text: string) => {
     if (ended) return;
+    if (res.destroyed) return end();
     res.write(text);
     if (res.writableLength > MAX_UNREAD_BYTES) end();
   };
