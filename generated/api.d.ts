@@ -109,9 +109,41 @@ export interface paths {
         };
         /**
          * Team configuration
-         * @description What SDKs need to assign participants and read flags without a round trip per decision: the running experiments (key, hash seed, goal event, variants with `control` and resolved `traffic`) and all feature flags. Accepts the team's ingest key, so it is safe to call from client-side code. The structure only ever grows (additive changes). It is always current: once a change to an experiment, variant, goal event or flag has been answered 200, every later config read, on any server of the same storage, includes it (servers keep the built config per team and rebuild it when the team's stored version moves). Every answer carries an `ETag` naming the config version; a request whose `If-None-Match` names the current one is answered 304 with no body (the team is still authenticated and checked first), so an SDK polling every few seconds costs almost nothing. 403 for a valid credential of another team; 404 for an unknown team.
+         * @description What SDKs need to assign participants and read flags without a round trip per decision: the running experiments (key, hash seed, goal event, variants with `control` and resolved `traffic`) and all feature flags. Accepts the team's ingest key, so it is safe to call from client-side code. The structure only ever grows (additive changes). It is always current: once a change to an experiment, variant, goal event or flag has been answered 200, every later config read, on any server of the same storage, includes it (servers keep the built config per team and rebuild it when the team's stored version moves). Every answer carries an `ETag` naming the config version; a request whose `If-None-Match` names the current one is answered 304 with no body (the team is still authenticated and checked first), so an SDK polling every few seconds costs almost nothing. 403 for a valid credential of another team; 404 for an unknown team. To be sent each change as it happens instead, open `GET /api/teams/{team}/config/stream`.
          */
         get: operations["config_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/teams/{team}/config/stream": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Team configuration, streamed
+         * @description The team config (`GET /api/teams/{team}/config`) kept current over one long-lived answer, as Server-Sent Events, so that a change reaches connected SDKs within about a second instead of at their next poll. Same credentials and checks as `GET …/config`: the team's ingest key or an API token of a member (401 without a valid one; 403 for a valid credential of another team; 404 for an unknown team); all of these are answered before the stream opens, as problem bodies.
+         *
+         *     **Messages.** The answer is 200 `text/event-stream` (with `Cache-Control: no-cache`). Its first line is `retry: 1000`, followed by a blank line: reconnect after one second when the stream drops. Then, at once, the current config, unless the request's `Last-Event-ID` equals the current config's `ETag` (the caller holds it already). Each config is one message of three lines and a blank line:
+         *     ```
+         *     event: config
+         *     id: "<team>.<config version>"
+         *     data: {"data": <Config>}
+         *     ```
+         *     `id` is exactly the `ETag` that `GET …/config` answers for that config (quotes included, e.g. `"1.43"`), and `data` is exactly its body, JSON on one line. A message is sent whenever the team's config version moves — any change to what the config holds: experiments (created, changed, started, stopped, deleted), their variants, goal events and the team's events, feature flags — once the change is committed, from whichever server process of the same storage made it (on PostgreSQL, processes tell each other through `LISTEN`/`NOTIFY`). Changes that come quickly one after another may be sent as one message with the newest config: versions only grow, so each message carries the whole current config and supersedes every earlier one; `id`s never go back. A comment line `: keep-alive` (and a blank line) is sent every 15 seconds, so proxies and clients can tell an idle stream from a dead one; the server also checks the team's version then, so a change it was not told of (another process on SQLite, a lost database connection) arrives within those 15 seconds.
+         *
+         *     **Reconnecting and polling.** A client that loses the stream reconnects (after `retry`, with growing backoff while it keeps failing), sending the `id` of the last message it got as `Last-Event-ID`: it then receives the current config only if it changed meanwhile. While it cannot stream (a proxy that buffers, 429, 503), a client should poll `GET …/config` with `If-None-Match: <the last ETag>` every few seconds instead — a 304 costs almost nothing — and try the stream again later. The credential goes in `Authorization`, which a browser's `EventSource` cannot send: read the stream with `fetch`, in browsers as in Node 20 (which has no `EventSource`) — read the body as it comes, split it on blank lines, remember the last `id` and send it as `Last-Event-ID` when reconnecting (CORS allows both headers).
+         *
+         *     **Limits and ending.** Each credential may hold at most 10 open streams per server process (`CONFIG_STREAMS_PER_CREDENTIAL`); one more is answered 429 with `Retry-After`. A server process holds at most 1 000 streams (`CONFIG_STREAMS_PER_PROCESS`); one more is answered 503 with `Retry-After` (another process behind the same address may take it). Opening a stream counts as one request against the rate limit. The server ends every open stream at once when it shuts down, and a stream whose team is deleted or whose credential is revoked ends at the next change or keep-alive; clients reconnect (and are then answered 401, 404 or by another process).
+         */
+        get: operations["config_stream"];
         put?: never;
         post?: never;
         delete?: never;
@@ -523,11 +555,13 @@ export interface paths {
          * Ingest participant and event data
          * @description Reports that a participant was seen and, optionally, what it did. Accepts the team's ingest key or an API token of a member. One transaction, in this order:
          *
-         *     0. Every reference is checked first — an unknown event, experiment or variant is 404 — then the team's monthly quota (402 when used up). On 402 and 404 nothing at all is stored: not the participant, not an enrolment, not a count.
-         *     1. The participant is created if new; given `notes`/`attributes` update an existing one.
-         *     2. Enrolment: without `experiment`, in every running experiment of the team the participant is not yet enrolled in or excluded from, assigned by hash (see the team config). With `experiment`, in that one only — it must be running (409 otherwise); a participant excluded from it stays out and the answer is still 200. With `variant` too, the client has chosen: that variant is recorded, unless the participant already has an assignment there, which stays (sticky) and is returned.
-         *     3. With `event`: one conversion is counted in each running experiment the participant is enrolled in (only the named one when `experiment` is given). Stopped experiments take no new enrolments or conversions.
-         *     4. The answer holds the participant and all its assignments in running experiments.
+         *     0. With an `idempotency_key` the team has stored within the last 24 hours, the ingest is a replay: it is answered 200 with the `data` answered the first time, and nothing else happens — nothing is checked, stored or counted, no quota is charged.
+         *     1. Every reference is checked first — an unknown event, experiment or variant is 404 — then the team's monthly quota (402 when used up). On 402 and 404 nothing at all is stored: not the participant, not an enrolment, not a count.
+         *     2. The participant is created if new; given `notes`/`attributes` update an existing one.
+         *     3. Enrolment (none at all with `enrol: false`): without `experiment`, in every running experiment of the team the participant is not yet enrolled in or excluded from, assigned by hash (see the team config). With `experiment`, in that one only — it must be running (409 otherwise); a participant excluded from it stays out and the answer is still 200. With `variant` too, the client has chosen: that variant is recorded, unless the participant already has an assignment there, which stays (sticky) and is returned.
+         *     4. With `event`: one conversion is counted in each running experiment the participant is enrolled in (only the named one when `experiment` is given). Stopped experiments take no new enrolments or conversions. With `enrol: false` these are only the experiments it was enrolled in before: an event so reported never enrols anyone.
+         *     5. With `idempotency_key`, the key and this answer are stored in the same transaction (so two requests carrying the key at once store it once, on any server of the same storage). An ingest answered anything but 200 keeps no key: sending it again is processed anew.
+         *     6. The answer holds the participant and all its assignments in running experiments.
          *
          *     Once a change to the team's experiments, variants or events (start, stop, rename, delete) is answered 200, every later ingest, on any server of the same storage, acts on it.
          */
@@ -553,7 +587,9 @@ export interface paths {
          *
          *     Batches are stored in turns with other teams' ingests: the items of a large batch (many items, each enrolling in many running experiments) may be committed over several transactions, about 1 000 enrolments and conversions each, so that another team's ingest waits for one such slice at most; a reader may so see a batch's first items stored before its last. An item refused (402, 404, 409) costs no storage work of its own.
          *
-         *     The request as a whole is checked first: an item that breaks the schema of a single ingest makes it a 400 naming that item (`/body/items/3/participant`) and stores nothing. The body may be up to 1 MiB. A batch counts once against the rate limit, and as many ingests as it has items against the monthly quota.
+         *     Retries count once when items carry an `idempotency_key` (an SDK sends a UUID v4 with each): an item whose key the team has stored within the last 24 hours — by an earlier request, a concurrent one on any server of the same storage, or an earlier item of this batch — is answered 200 with the `data` answered when it was first stored, and stores and charges nothing. So a client that timed out or lost the connection sends the same batch again: the items stored the first time are replays, the others are processed. An item answered 402, 404, 409 or 503 keeps no key; sent again, it is processed anew.
+         *
+         *     The request as a whole is checked first: an item that breaks the schema of a single ingest makes it a 400 naming that item (`/body/items/3/participant`) and stores nothing. The body may be up to 1 MiB. A batch counts once against the rate limit, and as many ingests as it has items against the monthly quota (replays and refused items excepted).
          */
         post: operations["ingest_batch"];
         delete?: never;
@@ -801,6 +837,11 @@ export interface components {
          */
         Guardrails: components["schemas"]["Key"][];
         /**
+         * @description The smallest effect worth detecting, relative to the control: `0.05` means a change of 5 % of the control's value, whichever way — of its unique conversion rate for a `unique` event, of its mean per participant for a `count` or `value` event — so one figure serves every event of the experiment, whatever its unit. It sets no rule for the verdicts: it is what the planning figure `participants_needed` of the statistics and results reads is computed for. Null (the default) when none is stated; more than 0, at most 10 (a change of 1 000 %).
+         * @example 0.05
+         */
+        MinimumEffect: number | null;
+        /**
          * @description 128 random bits as 32 lowercase hexadecimal characters; the experiment's hash seed.
          * @example 9f86d081884c7d659a2feaa0c55ad015
          */
@@ -957,6 +998,7 @@ export interface components {
             event: components["schemas"]["Key"];
             /** @description Keys of the guardrail events (see Guardrails), in the order given; `[]` for none. */
             guardrails: components["schemas"]["Guardrails"];
+            minimum_effect: components["schemas"]["MinimumEffect"];
             seed: components["schemas"]["Seed"];
             hash_version: components["schemas"]["HashVersion"];
             /** @description Who may enter, by their attributes (see Condition); `{}` — the default — holds for everyone. A participant with no stored attributes is evaluated against `{}`. */
@@ -1261,6 +1303,8 @@ export interface components {
             /** @description Percentage of the eligible participants that enter, in steps of 0.01; 100 when not given. */
             coverage?: components["schemas"]["Coverage"];
             exclusion_group?: components["schemas"]["ExclusionGroup"];
+            /** @description The smallest relative effect worth detecting (see MinimumEffect); null when not given. A value outside (0, 10] is a 400 naming `/body/minimum_effect`. */
+            minimum_effect?: components["schemas"]["MinimumEffect"];
             /** @description Guardrail events (see Guardrails); `[]` when not given. An unknown key is a 404 naming `/body/guardrails/{index}`; the goal among them, a repeated key or more than 10 a 400 naming `/body/guardrails`; nothing is stored then. */
             guardrails?: components["schemas"]["Guardrails"];
         };
@@ -1276,6 +1320,8 @@ export interface components {
             coverage?: components["schemas"]["Coverage"];
             /** @description A new group and range, or null to leave the group. Moving a running experiment onto the range of another running experiment of the group is 409. */
             exclusion_group?: components["schemas"]["ExclusionGroup"];
+            /** @description A new minimum effect (see MinimumEffect), also while the experiment runs — it changes only the planning figures; null to state none. A value outside (0, 10] is a 400 naming `/body/minimum_effect`. */
+            minimum_effect?: components["schemas"]["MinimumEffect"];
             /** @description A new list of guardrail events, replacing the old one (`[]` for none), also while the experiment runs. An unknown key is a 404 naming `/body/guardrails/{index}`; the goal (the new `event` when given) among them, a repeated key or more than 10 a 400 naming `/body/guardrails`; nothing is changed then. Changing `event` to one of the guardrails without a new list is a 400 naming `/body/event`. */
             guardrails?: components["schemas"]["Guardrails"];
         };
@@ -1331,7 +1377,8 @@ export interface components {
          *         "lower": 0.0062,
          *         "upper": 0.216
          *       },
-         *       "minimum_detectable_effect": 0.2558
+         *       "minimum_detectable_effect": 0.2558,
+         *       "participants_needed": null
          *     }
          */
         MeanStatistics: {
@@ -1361,6 +1408,11 @@ export interface components {
             relative_interval: components["schemas"]["Interval"];
             /** @description The smallest |difference| of means the current sample detects with 80 % power at α = 0.05 two-sided: `(1.959964 + 0.841621) · SE`. Null when `standard_error` is. */
             minimum_detectable_effect: components["schemas"]["NullableNumber"];
+            /**
+             * Format: int64
+             * @description Planning: how many more participants the variant and the control need together (split as they are now) for Welch's test at α = 0.05 to detect, with 80 % power, a change of the mean by the experiment's `minimum_effect` — the absolute effect `δ = minimum_effect · m_C`: `max(0, ⌈((1.959964 + 0.841621) / δ)² · (s_V²/s + s_C²/(1 − s))⌉ − n_V − n_C)` with `s = n_V / (n_V + n_C)` (the normal approximation of GrowthBook gbstats' `MidExperimentPower`, as for the rate). Null when the experiment states no `minimum_effect`, for the control, below 2 participants in either arm, unless `m_C > 0`, and when both variances are 0.
+             */
+            participants_needed: number | null;
         } | null;
         /** @description How this variant does on one event, compared with the control. With `n` participants in the variant, `x` of them with the event at least once and `c` events in all: `unique_conversion_rate = x / n`, `count_conversion_rate = c / n` (can exceed 1). Uplift, z, p, confidence, power and both intervals always concern the unique conversion rate; the event's `type` says which rate to read first. z, p, power and the difference interval use one standard error, the unpooled `SE = √(p_C(1 − p_C)/n_C + p_V(1 − p_V)/n_V)`, so `p_value < 0.05` exactly when `difference_interval` excludes 0. Small samples: when either arm expects fewer than 5 converters or fewer than 5 non-converters under the pooled rate `(x_V + x_C) / (n_V + n_C)`, the normal approximation does not hold and the test is Fisher's exact test (two-sided: the probability, both margins fixed, of every table no more likely than the observed one); z, power and the difference interval are then null. For the control variant itself: uplift 0, z 0, p 1, confidence 0, and power, difference interval and chance to beat control null. Every value that is undefined for lack of data is null, as each field says. */
         EventStatistics: {
@@ -1405,6 +1457,12 @@ export interface components {
             test: "normal" | "exact" | null;
             /** @description The smallest |p_V − p_C| the current sample detects with 80 % power at α = 0.05 two-sided: `(1.959964 + 0.841621) · SE` (the planning figure `power` is not). Null when `z_score` is, and for the control. */
             minimum_detectable_effect: components["schemas"]["NullableNumber"];
+            /**
+             * Format: int64
+             * @description Planning: how many more participants the variant and the control need together (split between them as they are now) for the two-sided test at α = 0.05 to detect, with 80 % power, a change of the unique rate by the experiment's `minimum_effect` — the absolute effect `δ = minimum_effect · p_C`. With the per-participant variances `σ² = p(1 − p)` estimated so far and the variant's share `s = n_V / (n_V + n_C)`, the pair needs `N = ⌈((1.959964 + 0.841621) / δ)² · (σ_V²/s + σ_C²/(1 − s))⌉` participants, and this is `max(0, N − n_V − n_C)`: 0 once reached. This is the normal approximation GrowthBook's gbstats `MidExperimentPower` starts from (without the far tail, below 10⁻³ of power at 80 %), for the fixed-horizon test. Null when the experiment states no `minimum_effect`, for the control, while either arm has no participants, and when `p_C` is 0 or both variances are 0.
+             * @example 5120
+             */
+            participants_needed: number | null;
             means: components["schemas"]["MeanStatistics"];
         };
         /**
@@ -1426,7 +1484,35 @@ export interface components {
          */
         Verdict: "collecting" | "no_difference" | "variant_better" | "variant_worse" | null;
         /**
-         * @description The verdict by the event's role (see `role`), read on `adjusted_p_value` at α = 0.05 and in the event's `direction` — this is the one to decide by:
+         * @description Always-valid inference on the difference of means `m_V − m_C` of a `count` or `value` event (per participant, as in MeanStatistics): the same mixture sequential test as `method` describes, on the difference of means with Welch's variance `V = s_V²/n_V + s_C²/n_C`, and the mixing SD tuned on a standardised scale — `τ = method.means_effect_size · σ̂` with `σ̂ = √((s_V² + s_C²)/2)`, the arms' pooled per-participant standard deviation — so that one setting fits a count, revenue in cents or in euros alike (the sequence scales with the unit, its p-value does not change). The 95 % sequence is `d ± √(V(V + τ²)/τ² · (ln((V + τ²)/V) − 2 ln 0.05))` and the always-valid p-value `min(1, 1/Λ)` with `Λ = √(V/(V + τ²)) · exp(τ² d² / (2V(V + τ²)))`: at most 0.05 exactly when the sequence excludes 0, valid however often it is looked at: in the service's seeded simulation of 400 A/A experiments on a skewed revenue per visitor (5 % buy, baskets of 10 to 640), looked at every 200 participants up to 6 000, the sequence declared a difference in 1.8 % of them, Welch's fixed-horizon test in 29.3 %. Null for a `unique` event, for the control, below 2 participants in either arm and when both variances are 0.
+         * @example {
+         *       "difference": 0.2,
+         *       "confidence_sequence": {
+         *         "lower": -0.0908,
+         *         "upper": 0.4908
+         *       },
+         *       "always_valid_p_value": 0.3372,
+         *       "verdict": "no_difference"
+         *     }
+         */
+        MeansSequence: {
+            /**
+             * @description `m_V − m_C`, the difference of the means per participant.
+             * @example 0.2
+             */
+            difference: number;
+            /** @description The 95 % always-valid confidence sequence on `m_V − m_C`. */
+            confidence_sequence: components["schemas"]["Interval"];
+            /**
+             * @description The always-valid p-value of `difference`, uncorrected.
+             * @example 0.3372
+             */
+            always_valid_p_value: number;
+            /** @description What the sequence says, uncorrected and blind to the event's direction: `collecting` below `method.minimum_participants` in the variant or the control, `variant_better` when the whole sequence is above 0, `variant_worse` when below, `no_difference` otherwise. Decide by `corrected_verdict`. */
+            verdict: components["schemas"]["Verdict"];
+        } | null;
+        /**
+         * @description The verdict by the event's role (see `role`), read on `adjusted_p_value` at α = 0.05 and in the event's `direction` — this is the one to decide by. It concerns the event's metric: the unique conversion rate of a `unique` event (`difference`), the mean per participant of a `count` or `value` event (`means_sequence.difference`):
          *     - `collecting`: the variant or the control has fewer than `method.minimum_participants`
          *       participants, or the always-valid p-value is undefined (no variance);
          *
@@ -1463,7 +1549,8 @@ export interface components {
             /** @description The 95 % always-valid confidence sequence on `p_V − p_C` (see `method`): it covers the true difference at every moment of the experiment at once, so it stays valid however often it is looked at and whenever the experiment is stopped. Wider than `statistics.difference_interval`, which is valid only for one look at a sample size fixed in advance. Null when `difference` is, or when both rates are 0 or 1 (no variance). */
             confidence_sequence: components["schemas"]["Interval"];
             verdict: components["schemas"]["Verdict"];
-            /** @description The always-valid p-value of `difference` (see `method`): `min(1, 1/Λ)` with `Λ = √(V/(V + τ²)) · exp(τ² d² / (2V(V + τ²)))`, at most 0.05 exactly when `confidence_sequence` excludes 0. Valid at any stopping time, uncorrected. Null when `confidence_sequence` is. */
+            means_sequence: components["schemas"]["MeansSequence"];
+            /** @description The always-valid p-value of the event's metric, the one the corrections and `corrected_verdict` use. For a `unique` event, that of `difference` (see `method`): `min(1, 1/Λ)` with `Λ = √(V/(V + τ²)) · exp(τ² d² / (2V(V + τ²)))`, at most 0.05 exactly when `confidence_sequence` excludes 0; null when `confidence_sequence` is. For a `count` or `value` event, that of the difference of means, `means_sequence.always_valid_p_value`; null when `means_sequence` is. Valid at any stopping time, uncorrected. */
             always_valid_p_value: components["schemas"]["NullableNumber"];
             /** @description `always_valid_p_value` corrected for the event's role, over every event of the team whatever `events` chooses (so the figure does not depend on the selection); a null p-value is not a test and stays null. Goal: Holm's step-down over the variants (Holm, "A simple sequentially rejective multiple test procedure", Scandinavian Journal of Statistics 6(2), 1979): sorted ascending `p₍₁₎ ≤ … ≤ p₍ₘ₎`, `p̃₍ᵢ₎ = max_{j≤i} min(1, (m − j + 1) p₍ⱼ₎)`; since each p-value is always valid, a false "better" or "worse" among the variants at any look, ever, has probability at most 0.05 (Ville's inequality and the union bound, whatever the dependence). Secondary events: Benjamini–Hochberg over all variants × secondary events together (Benjamini & Hochberg, "Controlling the false discovery rate", JRSS B 57(1), 1995): `p̃₍ᵢ₎ = min_{j≥i} min(1, m p₍ⱼ₎ / j)`, keeping the expected share of false discoveries at 0.05. Guardrail: the p-value itself. Ties sort by event order (the goal first, then by key), then variant order. In the service's seeded simulation of 1 000 A/A/A/A experiments with 20 events (the goal and 19 secondary), looked at daily for 14 days with 300 new participants per arm a day, the goal's family-wise false positives were 1.8 % and the secondary events' false discoveries (at any look) 0.0 %; uncorrected, the secondary events gave 31.2 %. */
             adjusted_p_value: components["schemas"]["NullableNumber"];
@@ -1498,6 +1585,10 @@ export interface components {
             difference: components["schemas"]["NullableNumber"];
             /** @description The always-valid sequence at the end of the day, as `confidence_sequence` is computed now. */
             confidence_sequence: components["schemas"]["Interval"];
+            /** @description For a `count` or `value` event, the always-valid inference on the difference of means at the end of the day (see MeansSequence), from the day's cumulative `n`, `Σy` and `Σy²`; null for a `unique` event and where MeansSequence says. */
+            means_sequence: components["schemas"]["MeansSequence"];
+            /** @description The verdict by the event's role as it stood at the end of the day, on the event's metric (see `corrected_verdict` of the event's results): for the goal Holm over the variants that day, for a guardrail the one-sided test itself. Null for the control, and for a secondary event: its Benjamini–Hochberg family spans every secondary event of the team, which the history (one event) does not read — read the current `corrected_verdict`. Every day's verdict is a legitimate look, since the p-values are always valid. */
+            corrected_verdict: components["schemas"]["CorrectedVerdict"];
         };
         /** @description How the results of one event developed, day by day (UTC), from the experiment's daily roll-up of its counters: one entry per day from the first day anything was counted to the last, cumulative up to the end of that day. A participant who left (unenrolled or deleted) is taken out on the day they left, so earlier days stay as they were seen then, and the last day's counts equal the current ones. What was counted before the service kept the roll-up (before contract 1.3.0) is on the day the storage was upgraded. Because the sequence is always valid, every point of this curve is a legitimate look. */
         ResultsHistory: {
@@ -1560,6 +1651,11 @@ export interface components {
                  * @example 0.02
                  */
                 mixing_sd: number;
+                /**
+                 * @description The tuning of the sequences on a difference of means (`means_sequence`), on a standardised scale: the mixing SD is this many of the arms' pooled per-participant standard deviations, `τ = 0.1 · √((s_V² + s_C²)/2)` — an effect of a tenth of a standard deviation (half of Cohen's "small" d = 0.2), whatever the metric's unit, so the same setting fits a count and revenue alike. Any value keeps the guarantee; it moves where the sequence narrows fastest.
+                 * @example 0.1
+                 */
+                means_effect_size: number;
                 /**
                  * Format: int32
                  * @description Participants each of the variant and the control need before a verdict other than `collecting`: 100.
@@ -1665,7 +1761,7 @@ export interface components {
             notes?: components["schemas"]["Notes"];
             attributes?: components["schemas"]["Attributes"];
         };
-        /** @description What a product reports when a participant is seen: `participant` (required; its key, or an object with `key`, `notes`, `attributes`), optionally the `event` it just recorded, optionally the one `experiment` to enrol it in, and with that experiment optionally the `variant` the client already chose. With an event of type `value`, `value` is what it carried (required there, and refused with any other event: 409). */
+        /** @description What a product reports when a participant is seen: `participant` (required; its key, or an object with `key`, `notes`, `attributes`), optionally the `event` it just recorded, optionally the one `experiment` to enrol it in, and with that experiment optionally the `variant` the client already chose. With an event of type `value`, `value` is what it carried (required there, and refused with any other event: 409). `enrol: false` reports an event without enrolling anyone (what an SDK's `track()` sends); `idempotency_key` makes a retried item count once. */
         IngestRequest: {
             participant: components["schemas"]["ParticipantKey"] | components["schemas"]["IngestParticipant"];
             /** @description Key of the event the participant recorded; one conversion is counted. */
@@ -1679,6 +1775,16 @@ export interface components {
              * @example 19.99
              */
             value?: number;
+            /**
+             * @description True when not given (the ingest enrols, as it always has). With `false` the item never enrols the participant anywhere: its `event` is counted only in the running experiments the participant is already enrolled in — with `experiment`, only there, and only if enrolled there. The participant is still created if new, its given `notes`/`attributes` stored, and the item counts against the quota as any other; references are checked as always (404; 409 for a named experiment that is not running), and a `variant` is checked but records nothing. Events reported this way never dilute an experiment with participants who never saw it: an SDK enrols through exposures (`experiment` with the `variant` it chose) and tracks events with `enrol: false`. The same name and meaning as the `enrol` of `POST …/evaluate`.
+             * @example false
+             */
+            enrol?: boolean;
+            /**
+             * @description A key the client chose for this item (an SDK sends a UUID v4), so that sending it again — a retry after a timeout or a dropped connection — is counted once. Scoped to the team and case-sensitive; kept 24 hours from when the item was first stored. An item whose key the team has stored within those 24 hours is a replay: it is answered 200 with the `data` the first one was answered (the participant and assignments as they were then, even if they have changed since, and whatever the replay's other fields say), stores nothing, counts no event and charges no quota; it is decided before anything else, so a replay is never 402, 404 or 409. An item answered anything but 200 (402, 404, 409, 503; a 400 for the whole request) stored nothing, so its key is not kept and sending it again is processed anew. Within a batch, an item whose key an earlier item of the batch was stored under is a replay of that item. This holds under concurrency and across server processes: the key is unique in storage per team, and it is stored in the transaction that stores the item, so two requests carrying it at once store it once. Keys older than 24 hours are removed hourly (`INGEST_KEY_WINDOW_SECONDS` on the server changes the 24 hours; see docs/operations.md).
+             * @example 6f1c2a8e-4b7d-4e21-9a53-0c8d7e1f2b34
+             */
+            idempotency_key?: string;
         };
         /** @description The participant as stored, and all its assignments in running experiments. */
         IngestOutcome: {
@@ -2204,6 +2310,56 @@ export interface components {
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
+        /** @description The stream of the team's config, as Server-Sent Events (the HTML standard's `text/event-stream`, UTF-8), open until the client closes it or the server ends it. It starts with `retry: 1000` (reconnect after one second), then the current config unless `Last-Event-ID` names it, then one message per change of the config; a comment line `: keep-alive` comes every 15 seconds. Each message is three lines and a blank one: `event: config`, `id: <the config's ETag, quotes included>` and `data: <the body GET …/config answers, {"data": Config}, as JSON on one line>`. */
+        ConfigStream: {
+            headers: {
+                /** @description `no-cache`: the stream is never stored by a cache or proxy. */
+                "Cache-Control"?: "no-cache";
+                "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example retry: 1000
+                 *
+                 *     event: config
+                 *     id: "1.42"
+                 *     data: {"data":{"team":1,"experiments":[],"features":[{"key":"new_checkout","enabled":true,"value":"on","rules":[]}]}}
+                 *
+                 *     : keep-alive
+                 *
+                 *     event: config
+                 *     id: "1.43"
+                 *     data: {"data":{"team":1,"experiments":[],"features":[{"key":"new_checkout","enabled":false,"value":"on","rules":[]}]}}
+                 */
+                "text/event-stream": string;
+            };
+        };
+        /** @description Too many requests, or too many open streams: the credential already holds as many config streams open on this server process as it may (10 unless the operator sets `CONFIG_STREAMS_PER_CREDENTIAL`), or it has used up its requests of the current window. Nothing was opened; retry after `Retry-After` seconds, or close a stream first — or poll `GET /api/teams/{team}/config` with `If-None-Match` instead. */
+        ConfigStreamsExhausted: {
+            headers: {
+                "Retry-After": components["headers"]["RetryAfter"];
+                "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "type": "urn:experimentation:problem:too-many-streams",
+                 *       "title": "Too Many Requests",
+                 *       "status": 429,
+                 *       "detail": "This credential already holds 10 open config streams on this server; close one or retry in 5 s."
+                 *     }
+                 */
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
         /** @description One page of the team's events, by key. */
         EventList: {
             headers: {
@@ -2428,6 +2584,7 @@ export interface components {
                  *           "guardrails": [
                  *             "refunds"
                  *           ],
+                 *           "minimum_effect": 0.2,
                  *           "seed": "9f86d081884c7d659a2feaa0c55ad015",
                  *           "hash_version": 2,
                  *           "conditions": {
@@ -2492,6 +2649,7 @@ export interface components {
                  *         "guardrails": [
                  *           "refunds"
                  *         ],
+                 *         "minimum_effect": 0.2,
                  *         "seed": "9f86d081884c7d659a2feaa0c55ad015",
                  *         "hash_version": 2,
                  *         "conditions": {
@@ -2684,6 +2842,7 @@ export interface components {
                  *           "name": "msprt_normal_mixture",
                  *           "alpha": 0.05,
                  *           "mixing_sd": 0.02,
+                 *           "means_effect_size": 0.1,
                  *           "minimum_participants": 100
                  *         },
                  *         "events": [
@@ -2718,11 +2877,13 @@ export interface components {
                  *                   "chance_to_beat_control": null,
                  *                   "test": null,
                  *                   "minimum_detectable_effect": null,
+                 *                   "participants_needed": null,
                  *                   "means": null
                  *                 },
                  *                 "difference": null,
                  *                 "confidence_sequence": null,
                  *                 "verdict": null,
+                 *                 "means_sequence": null,
                  *                 "always_valid_p_value": null,
                  *                 "adjusted_p_value": null,
                  *                 "corrected_verdict": null
@@ -2754,6 +2915,7 @@ export interface components {
                  *                   "chance_to_beat_control": 0.9822,
                  *                   "test": "normal",
                  *                   "minimum_detectable_effect": 0.0399,
+                 *                   "participants_needed": 5971,
                  *                   "means": null
                  *                 },
                  *                 "difference": 0.03,
@@ -2762,6 +2924,7 @@ export interface components {
                  *                   "upper": 0.0766
                  *                 },
                  *                 "verdict": "no_difference",
+                 *                 "means_sequence": null,
                  *                 "always_valid_p_value": 0.3964,
                  *                 "adjusted_p_value": 0.3964,
                  *                 "corrected_verdict": "no_difference"
@@ -2780,7 +2943,9 @@ export interface components {
                  *                   "participants": 490,
                  *                   "unique_conversions": 47,
                  *                   "difference": null,
-                 *                   "confidence_sequence": null
+                 *                   "confidence_sequence": null,
+                 *                   "means_sequence": null,
+                 *                   "corrected_verdict": null
                  *                 },
                  *                 {
                  *                   "variant": "green",
@@ -2790,7 +2955,9 @@ export interface components {
                  *                   "confidence_sequence": {
                  *                     "lower": -0.043,
                  *                     "upper": 0.1053
-                 *                   }
+                 *                   },
+                 *                   "means_sequence": null,
+                 *                   "corrected_verdict": "no_difference"
                  *                 }
                  *               ]
                  *             },
@@ -2802,7 +2969,9 @@ export interface components {
                  *                   "participants": 1000,
                  *                   "unique_conversions": 100,
                  *                   "difference": null,
-                 *                   "confidence_sequence": null
+                 *                   "confidence_sequence": null,
+                 *                   "means_sequence": null,
+                 *                   "corrected_verdict": null
                  *                 },
                  *                 {
                  *                   "variant": "green",
@@ -2812,7 +2981,9 @@ export interface components {
                  *                   "confidence_sequence": {
                  *                     "lower": -0.0166,
                  *                     "upper": 0.0766
-                 *                   }
+                 *                   },
+                 *                   "means_sequence": null,
+                 *                   "corrected_verdict": "no_difference"
                  *                 }
                  *               ]
                  *             }
@@ -3024,6 +3195,7 @@ export interface components {
                  *             "chance_to_beat_control": 0.9822,
                  *             "test": "normal",
                  *             "minimum_detectable_effect": 0.0399,
+                 *             "participants_needed": 5971,
                  *             "means": null
                  *           },
                  *           {
@@ -3049,6 +3221,7 @@ export interface components {
                  *             "chance_to_beat_control": 0.7432,
                  *             "test": "normal",
                  *             "minimum_detectable_effect": 0.0428,
+                 *             "participants_needed": 3423,
                  *             "means": {
                  *               "mean": 2,
                  *               "variance": 2.2044,
@@ -3068,7 +3241,8 @@ export interface components {
                  *                 "lower": 0.0062,
                  *                 "upper": 0.216
                  *               },
-                 *               "minimum_detectable_effect": 0.2558
+                 *               "minimum_detectable_effect": 0.2558,
+                 *               "participants_needed": 0
                  *             }
                  *           }
                  *         ]
@@ -3753,6 +3927,11 @@ export interface components {
          */
         IfNoneMatch: string;
         /**
+         * @description The `id` of the last message the caller received on an earlier connection (what `EventSource` sends by itself when it reconnects): the current config's `ETag`, quotes included. When it names the current version, the stream opens without the initial message, since the caller holds that config already; any other value (an older version, another team's, anything malformed) just gets the current config first.
+         * @example "1.42"
+         */
+        LastEventId: string;
+        /**
          * @description Accepted for clients that send `include` on every list and get, but nothing is embedded in this resource: only an empty `include=` is accepted (it means "nothing"); any value is a 400 naming `/query/include`. Related resources are read through their own operations.
          * @example []
          */
@@ -3855,6 +4034,7 @@ export interface components {
                  *       "key": "checkout_button",
                  *       "description": "Does a green checkout button sell more?",
                  *       "event": "purchase",
+                 *       "minimum_effect": 0.2,
                  *       "conditions": {
                  *         "country": {
                  *           "$in": [
@@ -3878,6 +4058,7 @@ export interface components {
                  *       "key": "checkout_button",
                  *       "description": "Does a green checkout button sell more?",
                  *       "event": "purchase",
+                 *       "minimum_effect": 0.2,
                  *       "conditions": {
                  *         "country": {
                  *           "$in": [
@@ -4061,14 +4242,20 @@ export interface components {
                  *       "items": [
                  *         {
                  *           "participant": "user-42",
-                 *           "event": "purchase"
+                 *           "event": "purchase",
+                 *           "enrol": false,
+                 *           "idempotency_key": "6f1c2a8e-4b7d-4e21-9a53-0c8d7e1f2b34"
                  *         },
                  *         {
-                 *           "participant": "user-43"
+                 *           "participant": "user-43",
+                 *           "experiment": "checkout_button",
+                 *           "variant": "control",
+                 *           "idempotency_key": "0b9e4c1d-2f3a-4d5e-8f60-7a1b2c3d4e5f"
                  *         },
                  *         {
                  *           "participant": "user-44",
-                 *           "event": "no_such_event"
+                 *           "event": "no_such_event",
+                 *           "idempotency_key": "c3d2e1f0-a9b8-4c7d-96e5-f4a3b2c1d0e9"
                  *         }
                  *       ]
                  *     }
@@ -4314,6 +4501,37 @@ export interface operations {
             403: components["responses"]["ConfigForbidden"];
             404: components["responses"]["ConfigTeamNotFound"];
             429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    config_stream: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description The `id` of the last message the caller received on an earlier connection (what `EventSource` sends by itself when it reconnects): the current config's `ETag`, quotes included. When it names the current version, the stream opens without the initial message, since the caller holds that config already; any other value (an older version, another team's, anything malformed) just gets the current config first.
+                 * @example "1.42"
+                 */
+                "Last-Event-ID"?: components["parameters"]["LastEventId"];
+            };
+            path: {
+                /**
+                 * @description The team's integer id; a non-integer is 400 and an unknown id 404. A team the credential does not reach answers as an unknown one (404) on every operation but the team config, which answers a valid credential of another team 403.
+                 * @example 1
+                 */
+                team: components["parameters"]["TeamParameter"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["ConfigStream"];
+            400: components["responses"]["BadTeam"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["ConfigForbidden"];
+            404: components["responses"]["ConfigTeamNotFound"];
+            429: components["responses"]["ConfigStreamsExhausted"];
             500: components["responses"]["InternalServerError"];
             503: components["responses"]["ServiceUnavailable"];
         };

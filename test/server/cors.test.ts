@@ -72,7 +72,7 @@ describe.each(engines)('CORS on %s', (engine) => {
     ['405', 405, () => send('/api/user', { method: 'PATCH' })],
     ['415', 415, () => send(`/api/teams/${team.id}/events`, { method: 'POST', headers: { 'content-type': 'text/plain' }, body: 'x' })],
     ['the contract', 200, () => send('/openapi.json', { token: null })],
-  ])('when the answer is %s, then Access-Control-Allow-Origin is * and ETag and the rate-limit headers are exposed', async (_name, status, request) => {
+  ])('when the answer is %s, then Access-Control-Allow-Origin is * and the rate-limit headers and ETag are exposed', async (_name, status, request) => {
     const response = await request();
     await response.arrayBuffer();
     expect(response.status).toBe(status);
@@ -99,7 +99,7 @@ describe.each(engines)('CORS on %s', (engine) => {
     const response = await send(path, {
       method: 'OPTIONS',
       token: null, // browsers never send credentials on a preflight
-      headers: { 'access-control-request-method': method, 'access-control-request-headers': 'authorization,content-type,if-none-match,last-event-id' },
+      headers: { 'access-control-request-method': method, 'access-control-request-headers': 'authorization,content-type' },
     });
     expect(response.status).toBe(204);
     expect(await response.text()).toBe('');
