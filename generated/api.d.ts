@@ -801,6 +801,11 @@ export interface components {
          */
         Guardrails: components["schemas"]["Key"][];
         /**
+         * @description The smallest effect worth detecting, relative to the control: `0.05` means a change of 5 % of the control's value, whichever way — of its unique conversion rate for a `unique` event, of its mean per participant for a `count` or `value` event — so one figure serves every event of the experiment, whatever its unit. It sets no rule for the verdicts: it is what the planning figure `participants_needed` of the statistics and results reads is computed for. Null (the default) when none is stated; more than 0, at most 10 (a change of 1 000 %).
+         * @example 0.05
+         */
+        MinimumEffect: number | null;
+        /**
          * @description 128 random bits as 32 lowercase hexadecimal characters; the experiment's hash seed.
          * @example 9f86d081884c7d659a2feaa0c55ad015
          */
@@ -957,6 +962,7 @@ export interface components {
             event: components["schemas"]["Key"];
             /** @description Keys of the guardrail events (see Guardrails), in the order given; `[]` for none. */
             guardrails: components["schemas"]["Guardrails"];
+            minimum_effect: components["schemas"]["MinimumEffect"];
             seed: components["schemas"]["Seed"];
             hash_version: components["schemas"]["HashVersion"];
             /** @description Who may enter, by their attributes (see Condition); `{}` — the default — holds for everyone. A participant with no stored attributes is evaluated against `{}`. */
@@ -1261,6 +1267,8 @@ export interface components {
             /** @description Percentage of the eligible participants that enter, in steps of 0.01; 100 when not given. */
             coverage?: components["schemas"]["Coverage"];
             exclusion_group?: components["schemas"]["ExclusionGroup"];
+            /** @description The smallest relative effect worth detecting (see MinimumEffect); null when not given. A value outside (0, 10] is a 400 naming `/body/minimum_effect`. */
+            minimum_effect?: components["schemas"]["MinimumEffect"];
             /** @description Guardrail events (see Guardrails); `[]` when not given. An unknown key is a 404 naming `/body/guardrails/{index}`; the goal among them, a repeated key or more than 10 a 400 naming `/body/guardrails`; nothing is stored then. */
             guardrails?: components["schemas"]["Guardrails"];
         };
@@ -1276,6 +1284,8 @@ export interface components {
             coverage?: components["schemas"]["Coverage"];
             /** @description A new group and range, or null to leave the group. Moving a running experiment onto the range of another running experiment of the group is 409. */
             exclusion_group?: components["schemas"]["ExclusionGroup"];
+            /** @description A new minimum effect (see MinimumEffect), also while the experiment runs — it changes only the planning figures; null to state none. A value outside (0, 10] is a 400 naming `/body/minimum_effect`. */
+            minimum_effect?: components["schemas"]["MinimumEffect"];
             /** @description A new list of guardrail events, replacing the old one (`[]` for none), also while the experiment runs. An unknown key is a 404 naming `/body/guardrails/{index}`; the goal (the new `event` when given) among them, a repeated key or more than 10 a 400 naming `/body/guardrails`; nothing is changed then. Changing `event` to one of the guardrails without a new list is a 400 naming `/body/event`. */
             guardrails?: components["schemas"]["Guardrails"];
         };
@@ -1331,7 +1341,8 @@ export interface components {
          *         "lower": 0.0062,
          *         "upper": 0.216
          *       },
-         *       "minimum_detectable_effect": 0.2558
+         *       "minimum_detectable_effect": 0.2558,
+         *       "participants_needed": null
          *     }
          */
         MeanStatistics: {
@@ -1361,6 +1372,11 @@ export interface components {
             relative_interval: components["schemas"]["Interval"];
             /** @description The smallest |difference| of means the current sample detects with 80 % power at α = 0.05 two-sided: `(1.959964 + 0.841621) · SE`. Null when `standard_error` is. */
             minimum_detectable_effect: components["schemas"]["NullableNumber"];
+            /**
+             * Format: int64
+             * @description Planning: how many more participants the variant and the control need together (split as they are now) for Welch's test at α = 0.05 to detect, with 80 % power, a change of the mean by the experiment's `minimum_effect` — the absolute effect `δ = minimum_effect · m_C`: `max(0, ⌈((1.959964 + 0.841621) / δ)² · (s_V²/s + s_C²/(1 − s))⌉ − n_V − n_C)` with `s = n_V / (n_V + n_C)` (the normal approximation of GrowthBook gbstats' `MidExperimentPower`, as for the rate). Null when the experiment states no `minimum_effect`, for the control, below 2 participants in either arm, unless `m_C > 0`, and when both variances are 0.
+             */
+            participants_needed: number | null;
         } | null;
         /** @description How this variant does on one event, compared with the control. With `n` participants in the variant, `x` of them with the event at least once and `c` events in all: `unique_conversion_rate = x / n`, `count_conversion_rate = c / n` (can exceed 1). Uplift, z, p, confidence, power and both intervals always concern the unique conversion rate; the event's `type` says which rate to read first. z, p, power and the difference interval use one standard error, the unpooled `SE = √(p_C(1 − p_C)/n_C + p_V(1 − p_V)/n_V)`, so `p_value < 0.05` exactly when `difference_interval` excludes 0. Small samples: when either arm expects fewer than 5 converters or fewer than 5 non-converters under the pooled rate `(x_V + x_C) / (n_V + n_C)`, the normal approximation does not hold and the test is Fisher's exact test (two-sided: the probability, both margins fixed, of every table no more likely than the observed one); z, power and the difference interval are then null. For the control variant itself: uplift 0, z 0, p 1, confidence 0, and power, difference interval and chance to beat control null. Every value that is undefined for lack of data is null, as each field says. */
         EventStatistics: {
@@ -1405,6 +1421,12 @@ export interface components {
             test: "normal" | "exact" | null;
             /** @description The smallest |p_V − p_C| the current sample detects with 80 % power at α = 0.05 two-sided: `(1.959964 + 0.841621) · SE` (the planning figure `power` is not). Null when `z_score` is, and for the control. */
             minimum_detectable_effect: components["schemas"]["NullableNumber"];
+            /**
+             * Format: int64
+             * @description Planning: how many more participants the variant and the control need together (split between them as they are now) for the two-sided test at α = 0.05 to detect, with 80 % power, a change of the unique rate by the experiment's `minimum_effect` — the absolute effect `δ = minimum_effect · p_C`. With the per-participant variances `σ² = p(1 − p)` estimated so far and the variant's share `s = n_V / (n_V + n_C)`, the pair needs `N = ⌈((1.959964 + 0.841621) / δ)² · (σ_V²/s + σ_C²/(1 − s))⌉` participants, and this is `max(0, N − n_V − n_C)`: 0 once reached. This is the normal approximation GrowthBook's gbstats `MidExperimentPower` starts from (without the far tail, below 10⁻³ of power at 80 %), for the fixed-horizon test. Null when the experiment states no `minimum_effect`, for the control, while either arm has no participants, and when `p_C` is 0 or both variances are 0.
+             * @example 5120
+             */
+            participants_needed: number | null;
             means: components["schemas"]["MeanStatistics"];
         };
         /**
@@ -1426,7 +1448,35 @@ export interface components {
          */
         Verdict: "collecting" | "no_difference" | "variant_better" | "variant_worse" | null;
         /**
-         * @description The verdict by the event's role (see `role`), read on `adjusted_p_value` at α = 0.05 and in the event's `direction` — this is the one to decide by:
+         * @description Always-valid inference on the difference of means `m_V − m_C` of a `count` or `value` event (per participant, as in MeanStatistics): the same mixture sequential test as `method` describes, on the difference of means with Welch's variance `V = s_V²/n_V + s_C²/n_C`, and the mixing SD tuned on a standardised scale — `τ = method.means_effect_size · σ̂` with `σ̂ = √((s_V² + s_C²)/2)`, the arms' pooled per-participant standard deviation — so that one setting fits a count, revenue in cents or in euros alike (the sequence scales with the unit, its p-value does not change). The 95 % sequence is `d ± √(V(V + τ²)/τ² · (ln((V + τ²)/V) − 2 ln 0.05))` and the always-valid p-value `min(1, 1/Λ)` with `Λ = √(V/(V + τ²)) · exp(τ² d² / (2V(V + τ²)))`: at most 0.05 exactly when the sequence excludes 0, valid however often it is looked at: in the service's seeded simulation of 400 A/A experiments on a skewed revenue per visitor (5 % buy, baskets of 10 to 640), looked at every 200 participants up to 6 000, the sequence declared a difference in 1.8 % of them, Welch's fixed-horizon test in 29.3 %. Null for a `unique` event, for the control, below 2 participants in either arm and when both variances are 0.
+         * @example {
+         *       "difference": 0.2,
+         *       "confidence_sequence": {
+         *         "lower": -0.0908,
+         *         "upper": 0.4908
+         *       },
+         *       "always_valid_p_value": 0.3372,
+         *       "verdict": "no_difference"
+         *     }
+         */
+        MeansSequence: {
+            /**
+             * @description `m_V − m_C`, the difference of the means per participant.
+             * @example 0.2
+             */
+            difference: number;
+            /** @description The 95 % always-valid confidence sequence on `m_V − m_C`. */
+            confidence_sequence: components["schemas"]["Interval"];
+            /**
+             * @description The always-valid p-value of `difference`, uncorrected.
+             * @example 0.3372
+             */
+            always_valid_p_value: number;
+            /** @description What the sequence says, uncorrected and blind to the event's direction: `collecting` below `method.minimum_participants` in the variant or the control, `variant_better` when the whole sequence is above 0, `variant_worse` when below, `no_difference` otherwise. Decide by `corrected_verdict`. */
+            verdict: components["schemas"]["Verdict"];
+        } | null;
+        /**
+         * @description The verdict by the event's role (see `role`), read on `adjusted_p_value` at α = 0.05 and in the event's `direction` — this is the one to decide by. It concerns the event's metric: the unique conversion rate of a `unique` event (`difference`), the mean per participant of a `count` or `value` event (`means_sequence.difference`):
          *     - `collecting`: the variant or the control has fewer than `method.minimum_participants`
          *       participants, or the always-valid p-value is undefined (no variance);
          *
@@ -1463,7 +1513,8 @@ export interface components {
             /** @description The 95 % always-valid confidence sequence on `p_V − p_C` (see `method`): it covers the true difference at every moment of the experiment at once, so it stays valid however often it is looked at and whenever the experiment is stopped. Wider than `statistics.difference_interval`, which is valid only for one look at a sample size fixed in advance. Null when `difference` is, or when both rates are 0 or 1 (no variance). */
             confidence_sequence: components["schemas"]["Interval"];
             verdict: components["schemas"]["Verdict"];
-            /** @description The always-valid p-value of `difference` (see `method`): `min(1, 1/Λ)` with `Λ = √(V/(V + τ²)) · exp(τ² d² / (2V(V + τ²)))`, at most 0.05 exactly when `confidence_sequence` excludes 0. Valid at any stopping time, uncorrected. Null when `confidence_sequence` is. */
+            means_sequence: components["schemas"]["MeansSequence"];
+            /** @description The always-valid p-value of the event's metric, the one the corrections and `corrected_verdict` use. For a `unique` event, that of `difference` (see `method`): `min(1, 1/Λ)` with `Λ = √(V/(V + τ²)) · exp(τ² d² / (2V(V + τ²)))`, at most 0.05 exactly when `confidence_sequence` excludes 0; null when `confidence_sequence` is. For a `count` or `value` event, that of the difference of means, `means_sequence.always_valid_p_value`; null when `means_sequence` is. Valid at any stopping time, uncorrected. */
             always_valid_p_value: components["schemas"]["NullableNumber"];
             /** @description `always_valid_p_value` corrected for the event's role, over every event of the team whatever `events` chooses (so the figure does not depend on the selection); a null p-value is not a test and stays null. Goal: Holm's step-down over the variants (Holm, "A simple sequentially rejective multiple test procedure", Scandinavian Journal of Statistics 6(2), 1979): sorted ascending `p₍₁₎ ≤ … ≤ p₍ₘ₎`, `p̃₍ᵢ₎ = max_{j≤i} min(1, (m − j + 1) p₍ⱼ₎)`; since each p-value is always valid, a false "better" or "worse" among the variants at any look, ever, has probability at most 0.05 (Ville's inequality and the union bound, whatever the dependence). Secondary events: Benjamini–Hochberg over all variants × secondary events together (Benjamini & Hochberg, "Controlling the false discovery rate", JRSS B 57(1), 1995): `p̃₍ᵢ₎ = min_{j≥i} min(1, m p₍ⱼ₎ / j)`, keeping the expected share of false discoveries at 0.05. Guardrail: the p-value itself. Ties sort by event order (the goal first, then by key), then variant order. In the service's seeded simulation of 1 000 A/A/A/A experiments with 20 events (the goal and 19 secondary), looked at daily for 14 days with 300 new participants per arm a day, the goal's family-wise false positives were 1.8 % and the secondary events' false discoveries (at any look) 0.0 %; uncorrected, the secondary events gave 31.2 %. */
             adjusted_p_value: components["schemas"]["NullableNumber"];
@@ -1498,6 +1549,10 @@ export interface components {
             difference: components["schemas"]["NullableNumber"];
             /** @description The always-valid sequence at the end of the day, as `confidence_sequence` is computed now. */
             confidence_sequence: components["schemas"]["Interval"];
+            /** @description For a `count` or `value` event, the always-valid inference on the difference of means at the end of the day (see MeansSequence), from the day's cumulative `n`, `Σy` and `Σy²`; null for a `unique` event and where MeansSequence says. */
+            means_sequence: components["schemas"]["MeansSequence"];
+            /** @description The verdict by the event's role as it stood at the end of the day, on the event's metric (see `corrected_verdict` of the event's results): for the goal Holm over the variants that day, for a guardrail the one-sided test itself. Null for the control, and for a secondary event: its Benjamini–Hochberg family spans every secondary event of the team, which the history (one event) does not read — read the current `corrected_verdict`. Every day's verdict is a legitimate look, since the p-values are always valid. */
+            corrected_verdict: components["schemas"]["CorrectedVerdict"];
         };
         /** @description How the results of one event developed, day by day (UTC), from the experiment's daily roll-up of its counters: one entry per day from the first day anything was counted to the last, cumulative up to the end of that day. A participant who left (unenrolled or deleted) is taken out on the day they left, so earlier days stay as they were seen then, and the last day's counts equal the current ones. What was counted before the service kept the roll-up (before contract 1.3.0) is on the day the storage was upgraded. Because the sequence is always valid, every point of this curve is a legitimate look. */
         ResultsHistory: {
@@ -1560,6 +1615,11 @@ export interface components {
                  * @example 0.02
                  */
                 mixing_sd: number;
+                /**
+                 * @description The tuning of the sequences on a difference of means (`means_sequence`), on a standardised scale: the mixing SD is this many of the arms' pooled per-participant standard deviations, `τ = 0.1 · √((s_V² + s_C²)/2)` — an effect of a tenth of a standard deviation (half of Cohen's "small" d = 0.2), whatever the metric's unit, so the same setting fits a count and revenue alike. Any value keeps the guarantee; it moves where the sequence narrows fastest.
+                 * @example 0.1
+                 */
+                means_effect_size: number;
                 /**
                  * Format: int32
                  * @description Participants each of the variant and the control need before a verdict other than `collecting`: 100.
@@ -2428,6 +2488,7 @@ export interface components {
                  *           "guardrails": [
                  *             "refunds"
                  *           ],
+                 *           "minimum_effect": 0.2,
                  *           "seed": "9f86d081884c7d659a2feaa0c55ad015",
                  *           "hash_version": 2,
                  *           "conditions": {
@@ -2492,6 +2553,7 @@ export interface components {
                  *         "guardrails": [
                  *           "refunds"
                  *         ],
+                 *         "minimum_effect": 0.2,
                  *         "seed": "9f86d081884c7d659a2feaa0c55ad015",
                  *         "hash_version": 2,
                  *         "conditions": {
@@ -2684,6 +2746,7 @@ export interface components {
                  *           "name": "msprt_normal_mixture",
                  *           "alpha": 0.05,
                  *           "mixing_sd": 0.02,
+                 *           "means_effect_size": 0.1,
                  *           "minimum_participants": 100
                  *         },
                  *         "events": [
@@ -2718,11 +2781,13 @@ export interface components {
                  *                   "chance_to_beat_control": null,
                  *                   "test": null,
                  *                   "minimum_detectable_effect": null,
+                 *                   "participants_needed": null,
                  *                   "means": null
                  *                 },
                  *                 "difference": null,
                  *                 "confidence_sequence": null,
                  *                 "verdict": null,
+                 *                 "means_sequence": null,
                  *                 "always_valid_p_value": null,
                  *                 "adjusted_p_value": null,
                  *                 "corrected_verdict": null
@@ -2754,6 +2819,7 @@ export interface components {
                  *                   "chance_to_beat_control": 0.9822,
                  *                   "test": "normal",
                  *                   "minimum_detectable_effect": 0.0399,
+                 *                   "participants_needed": 5971,
                  *                   "means": null
                  *                 },
                  *                 "difference": 0.03,
@@ -2762,6 +2828,7 @@ export interface components {
                  *                   "upper": 0.0766
                  *                 },
                  *                 "verdict": "no_difference",
+                 *                 "means_sequence": null,
                  *                 "always_valid_p_value": 0.3964,
                  *                 "adjusted_p_value": 0.3964,
                  *                 "corrected_verdict": "no_difference"
@@ -2780,7 +2847,9 @@ export interface components {
                  *                   "participants": 490,
                  *                   "unique_conversions": 47,
                  *                   "difference": null,
-                 *                   "confidence_sequence": null
+                 *                   "confidence_sequence": null,
+                 *                   "means_sequence": null,
+                 *                   "corrected_verdict": null
                  *                 },
                  *                 {
                  *                   "variant": "green",
@@ -2790,7 +2859,9 @@ export interface components {
                  *                   "confidence_sequence": {
                  *                     "lower": -0.043,
                  *                     "upper": 0.1053
-                 *                   }
+                 *                   },
+                 *                   "means_sequence": null,
+                 *                   "corrected_verdict": "no_difference"
                  *                 }
                  *               ]
                  *             },
@@ -2802,7 +2873,9 @@ export interface components {
                  *                   "participants": 1000,
                  *                   "unique_conversions": 100,
                  *                   "difference": null,
-                 *                   "confidence_sequence": null
+                 *                   "confidence_sequence": null,
+                 *                   "means_sequence": null,
+                 *                   "corrected_verdict": null
                  *                 },
                  *                 {
                  *                   "variant": "green",
@@ -2812,7 +2885,9 @@ export interface components {
                  *                   "confidence_sequence": {
                  *                     "lower": -0.0166,
                  *                     "upper": 0.0766
-                 *                   }
+                 *                   },
+                 *                   "means_sequence": null,
+                 *                   "corrected_verdict": "no_difference"
                  *                 }
                  *               ]
                  *             }
@@ -3024,6 +3099,7 @@ export interface components {
                  *             "chance_to_beat_control": 0.9822,
                  *             "test": "normal",
                  *             "minimum_detectable_effect": 0.0399,
+                 *             "participants_needed": 5971,
                  *             "means": null
                  *           },
                  *           {
@@ -3049,6 +3125,7 @@ export interface components {
                  *             "chance_to_beat_control": 0.7432,
                  *             "test": "normal",
                  *             "minimum_detectable_effect": 0.0428,
+                 *             "participants_needed": 3423,
                  *             "means": {
                  *               "mean": 2,
                  *               "variance": 2.2044,
@@ -3068,7 +3145,8 @@ export interface components {
                  *                 "lower": 0.0062,
                  *                 "upper": 0.216
                  *               },
-                 *               "minimum_detectable_effect": 0.2558
+                 *               "minimum_detectable_effect": 0.2558,
+                 *               "participants_needed": 0
                  *             }
                  *           }
                  *         ]
@@ -3855,6 +3933,7 @@ export interface components {
                  *       "key": "checkout_button",
                  *       "description": "Does a green checkout button sell more?",
                  *       "event": "purchase",
+                 *       "minimum_effect": 0.2,
                  *       "conditions": {
                  *         "country": {
                  *           "$in": [
@@ -3878,6 +3957,7 @@ export interface components {
                  *       "key": "checkout_button",
                  *       "description": "Does a green checkout button sell more?",
                  *       "event": "purchase",
+                 *       "minimum_effect": 0.2,
                  *       "conditions": {
                  *         "country": {
                  *           "$in": [

@@ -86,7 +86,8 @@ async function experimentLifecycle(
   participants: string[],
 ) {
   const variant = (key: string) => ({ ...experiment, variant: key });
-  await session.call({ purpose: "creates the kit's experiment", operation: `POST ${TEAM}/experiments`, path, body: { key: experiment.experiment, event: event.event }, expect: 200 });
+  await session.call({ purpose: "creates the kit's experiment, with a minimum effect of 5 %", operation: `POST ${TEAM}/experiments`, path, body: { key: experiment.experiment, event: event.event, minimum_effect: 0.05 }, expect: 200 });
+  await session.call({ purpose: 'a minimum effect above 10 is 400', operation: `PUT ${EXPERIMENT}`, path: experiment, body: { minimum_effect: 11 }, expect: 400 });
   await session.call({ purpose: 'the goal of an experiment cannot be deleted: 409', operation: `DELETE ${EVENT}`, path: event, expect: 409 });
   await session.call({ purpose: 'algorithm_type was removed: 400', operation: `POST ${TEAM}/experiments`, path, body: { key: `${experiment.experiment}_x`, event: event.event, algorithm_type: 'ab' }, expect: 400 });
   await session.call({ purpose: 'a goal event that does not exist is 404', operation: `POST ${TEAM}/experiments`, path, body: { key: `${experiment.experiment}_x`, event: `${event.event}_none` }, expect: 404 });
@@ -132,8 +133,16 @@ async function experimentLifecycle(
   const batch = await session.call({ purpose: 'a batch: the same participant again, and an event that does not exist', operation: `POST ${TEAM}/ingest/batch`, path, credential: 'ingest-key', body: { items }, expect: 200 });
   session.expectThat(`POST ${TEAM}/ingest/batch`, 'each item gets the single ingest\'s status (200, 404)', JSON.stringify(batch?.data?.map((item: { status: number }) => item.status)) === '[200,404]');
   await session.call({ purpose: 'an empty batch is 400', operation: `POST ${TEAM}/ingest/batch`, path, credential: 'ingest-key', body: { items: [] }, expect: 400 });
-  await session.call({ purpose: "the treatment's statistics", operation: `GET ${VARIANT}/statistics`, path: variant('treatment'), expect: 200 });
-  await session.call({ purpose: "the experiment's results", operation: `GET ${EXPERIMENT}/results`, path: experiment, expect: 200 });
+  const statistics = await session.call({ purpose: "the treatment's statistics", operation: `GET ${VARIANT}/statistics`, path: variant('treatment'), expect: 200 });
+  const valueEntry = statistics?.data?.events?.find((entry: { event: string }) => entry.event === revenue);
+  session.expectThat(`GET ${VARIANT}/statistics`, "the value event's entry has its means with the planning figure participants_needed", valueEntry?.means !== null && 'participants_needed' in (valueEntry?.means ?? {}));
+  const results = await session.call({ purpose: "the experiment's results on its goal and its value event", operation: `GET ${EXPERIMENT}/results`, path: experiment, query: `events=${event.event}&events=${revenue}`, expect: 200 });
+  const valueResults = results?.data?.events?.find((entry: { event: string }) => entry.event === revenue);
+  session.expectThat(
+    `GET ${EXPERIMENT}/results`,
+    'the value event is judged on its mean: method states means_effect_size, each variant has means_sequence',
+    typeof results?.data?.method?.means_effect_size === 'number' && valueResults?.variants?.every((v: object) => 'means_sequence' in v) === true,
+  );
   await session.call({ purpose: 'results with the history of an event that does not exist is 404', operation: `GET ${EXPERIMENT}/results`, path: experiment, query: `history_event=${event.event}_none`, expect: 404 });
 
   const participant = { ...path, participant: second };

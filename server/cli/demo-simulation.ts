@@ -69,7 +69,7 @@ async function setUp(api: Client, team: number): Promise<void> {
   await must(
     api.POST('/api/teams/{team}/events', { params: { path }, body: { key: 'revenue', type: 'value', cap: 100, description: 'What a purchase brought, in euros; one basket counts up to 100.' } }),
   );
-  await must(api.POST('/api/teams/{team}/experiments', { params: { path }, body: { key: DEMO_EXPERIMENT, event: 'purchase', description: 'A one-page checkout against the current three-step one.' } }));
+  await must(api.POST('/api/teams/{team}/experiments', { params: { path }, body: { key: DEMO_EXPERIMENT, event: 'purchase', minimum_effect: 0.1, description: 'A one-page checkout against the current three-step one.' } }));
   await must(api.POST('/api/teams/{team}/experiments/{experiment}/variants', { params: { path: experiment }, body: { key: 'control', control: true, description: 'The three-step checkout.' } }));
   await must(api.POST('/api/teams/{team}/experiments/{experiment}/variants', { params: { path: experiment }, body: { key: 'redesign', description: 'The one-page checkout.' } }));
   await must(api.POST('/api/teams/{team}/experiments/{experiment}/start', { params: { path: experiment } }));

@@ -35,3 +35,25 @@ export function participantsStillNeeded(
   const total = Math.ceil(((MULTIPLIER / effect) ** 2) * (arm.variance / share + control.variance / (1 - share)));
   return Math.max(0, total - (arm.participants + control.participants));
 }
+
+/**
+ * participantsStillNeeded for an effect relative to the control's value (its rate or its mean):
+ * the absolute effect is `minimumEffect · controlValue`; null without a minimum effect or unless
+ * the control's value is above 0 (a share of nothing is no effect).
+ */
+export function participantsNeededForRelative(
+  arm: { participants: number; variance: number | null },
+  control: { participants: number; variance: number | null },
+  controlValue: number | null,
+  minimumEffect: number | null,
+): number | null {
+  if (minimumEffect === null || controlValue === null || !(controlValue > 0)) return null;
+  return participantsStillNeeded(arm, control, minimumEffect * controlValue);
+}
+
+/** An arm of a rate as planning reads it: its participants and the Bernoulli variance p(1 − p); unknown without participants. */
+export function rateArm(arm: { participants: number; uniqueConversions: number }): { participants: number; variance: number | null; rate: number | null } {
+  if (arm.participants === 0) return { participants: 0, variance: null, rate: null };
+  const rate = arm.uniqueConversions / arm.participants;
+  return { participants: arm.participants, variance: rate * (1 - rate), rate };
+}

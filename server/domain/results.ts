@@ -4,7 +4,8 @@
  * the counts as they stood at the end of each day.
  */
 
-import { confidenceSequence } from './sequential';
+import type { MeanArm } from './means';
+import { confidenceSequence, meansAlwaysValid } from './sequential';
 import type { ArmCounts, Interval } from './statistics';
 
 /** Participants each of the variant and the control need before a verdict other than `collecting`. */
@@ -33,25 +34,48 @@ export function compareSequentially(arm: ArmRate, control: ArmRate | undefined, 
   };
 }
 
-function verdictOf(sequence: Interval | null, arm: ArmRate, control: ArmRate): Verdict {
+export interface MeansSequentialComparison {
+  difference: number;
+  confidenceSequence: Interval;
+  pValue: number;
+  verdict: Verdict;
+}
+
+/**
+ * The always-valid comparison of the variant's mean with the control's (τ on the standardised
+ * scale, see sequential.ts); null for the control, without one, below 2 participants in an arm
+ * or without variance.
+ */
+export function compareMeansSequentially(arm: MeanArm, control: MeanArm | undefined, isControl: boolean): MeansSequentialComparison | null {
+  if (isControl || !control) return null;
+  const figures = meansAlwaysValid(arm, control);
+  if (!figures) return null;
+  return { ...figures, verdict: verdictOf(figures.confidenceSequence, arm, control) };
+}
+
+function verdictOf(sequence: Interval | null, arm: { participants: number }, control: { participants: number }): Verdict {
   if (sequence === null || arm.participants < MINIMUM_PARTICIPANTS || control.participants < MINIMUM_PARTICIPANTS) return 'collecting';
   if (sequence.lower > 0) return 'variant_better';
   if (sequence.upper < 0) return 'variant_worse';
   return 'no_difference';
 }
 
-/** One day's change of one variant's counters (negative when participants left). */
+/** One day's change of one variant's counters (negative when participants left); `sum` and `sumOfSquares` those of the event's metric. */
 export interface DailyChange {
   variantId: number;
   day: string;
   participants: number;
   uniqueConversions: number;
+  sum: number;
+  sumOfSquares: number;
 }
+
+export type DayArm = ArmRate & MeanArm;
 
 export interface DayTotals {
   day: string;
   /** Cumulative counts at the end of the day, by variant id. */
-  totals: Map<number, ArmRate>;
+  totals: Map<number, DayArm>;
 }
 
 /** Sums the daily changes into the totals at the end of every day from the first change to the last, gaps included. */
@@ -60,7 +84,7 @@ export function cumulativeDays(changes: DailyChange[], variantIds: number[]): Da
   const byDay = new Map<string, DailyChange[]>();
   for (const change of changes) byDay.set(change.day, [...(byDay.get(change.day) ?? []), change]);
   const days = [...byDay.keys()].sort();
-  const running = new Map(variantIds.map((id) => [id, { participants: 0, uniqueConversions: 0 }]));
+  const running = new Map<number, DayArm>(variantIds.map((id) => [id, { participants: 0, uniqueConversions: 0, sum: 0, sumOfSquares: 0 }]));
   const result: DayTotals[] = [];
   for (let day = days[0]; day <= days[days.length - 1]; day = nextDay(day)) {
     for (const change of byDay.get(day) ?? []) {
@@ -68,6 +92,8 @@ export function cumulativeDays(changes: DailyChange[], variantIds: number[]): Da
       if (!total) continue;
       total.participants += change.participants;
       total.uniqueConversions += change.uniqueConversions;
+      total.sum += change.sum;
+      total.sumOfSquares += change.sumOfSquares;
     }
     result.push({ day, totals: new Map([...running].map(([id, total]) => [id, { ...total }])) });
   }

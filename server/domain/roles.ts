@@ -2,8 +2,9 @@
  * Verdicts by the role an event plays in an experiment, corrected for looking at many
  * comparisons at once — pure functions.
  *
- * Every comparison is a variant against the control on the unique conversion rate, with the
- * always-valid p-value of sequential.ts (valid at any stopping time). Then:
+ * Every comparison is a variant against the control on the event's metric — the unique
+ * conversion rate of a unique event, the mean per participant of a count or value event — with
+ * the always-valid p-value of sequential.ts (valid at any stopping time). Then:
  *
  * - goal: Holm over the variants' always-valid p-values keeps the family-wise error — any false
  *   "better" or "worse" among the variants, at any look — at α: a false rejection needs the
@@ -24,13 +25,16 @@
 
 import { benjaminiHochberg, holm } from './multiplicity';
 import { MINIMUM_PARTICIPANTS } from './results';
-import { rateAlwaysValid } from './sequential';
+import type { MeanArm } from './means';
+import { meansAlwaysValid, rateAlwaysValid } from './sequential';
 import type { ArmCounts } from './statistics';
 
 export type Role = 'goal' | 'guardrail' | 'secondary';
 export type Direction = 'increase' | 'decrease';
 export type CorrectedVerdict = 'collecting' | 'no_difference' | 'variant_better' | 'variant_worse' | 'guardrail_violated';
 type ArmRate = Pick<ArmCounts, 'participants' | 'uniqueConversions'>;
+/** An arm as a comparison reads it: its rate's counts, and for a mean its sums. */
+export type RoleArm = ArmRate & Partial<Pick<MeanArm, 'sum' | 'sumOfSquares'>>;
 
 /** The α every family is kept at and every guardrail is tested at. */
 export const ROLE_ALPHA = 0.05;
@@ -38,9 +42,11 @@ export const ROLE_ALPHA = 0.05;
 export interface RoleEvent {
   role: Role;
   direction: Direction;
-  control: ArmRate;
+  /** What is compared: the unique rate (the default) or the mean per participant (count and value events). */
+  metric?: 'rate' | 'mean';
+  control: RoleArm;
   /** The variants other than the control, in a fixed order. */
-  variants: ArmRate[];
+  variants: RoleArm[];
 }
 
 export interface Judgement {
@@ -57,15 +63,17 @@ interface Comparison {
   enough: boolean;
 }
 
-function compare(arm: ArmRate, control: ArmRate): Comparison {
+const meanArm = (arm: RoleArm): MeanArm => ({ participants: arm.participants, sum: arm.sum ?? 0, sumOfSquares: arm.sumOfSquares ?? 0 });
+
+function compare(arm: RoleArm, control: RoleArm, metric: RoleEvent['metric']): Comparison {
   const enough = arm.participants >= MINIMUM_PARTICIPANTS && control.participants >= MINIMUM_PARTICIPANTS;
-  const figures = rateAlwaysValid(arm, control);
+  const figures = metric === 'mean' ? meansAlwaysValid(meanArm(arm), meanArm(control)) : rateAlwaysValid(arm, control);
   return { difference: figures?.difference ?? null, pValue: figures?.pValue ?? null, enough };
 }
 
 /** The judgement of every variant of every event, in the input's order. */
 export function judgeByRole(events: RoleEvent[], alpha = ROLE_ALPHA): Judgement[][] {
-  const comparisons = events.map((event) => event.variants.map((arm) => compare(arm, event.control)));
+  const comparisons = events.map((event) => event.variants.map((arm) => compare(arm, event.control, event.metric)));
   const adjusted = comparisons.map((row) => row.map((c) => c.pValue));
   const goals = events.flatMap((event, i) => (event.role === 'goal' ? [i] : []));
   for (const i of goals) adjusted[i] = holm(comparisons[i]!.map((c) => c.pValue));

@@ -30,6 +30,7 @@ export function toExperiment(row: ExperimentRow): Experiment {
     status: row.status,
     event: row.event_key,
     guardrails: guardrailsOf(row).map((event) => event.key),
+    minimum_effect: row.minimum_effect,
     seed: row.seed,
     hash_version: row.hash_version,
     conditions: conditionsOf(row),

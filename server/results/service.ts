@@ -1,9 +1,9 @@
 import type { components } from '../../generated/api';
-import { compareSequentially, cumulativeDays, daysRunning, MINIMUM_PARTICIPANTS, SRM_WARNING_BELOW, type DailyChange } from '../domain/results';
-import { MIXING_SD } from '../domain/sequential';
+import { compareMeansSequentially, compareSequentially, cumulativeDays, daysRunning, MINIMUM_PARTICIPANTS, SRM_WARNING_BELOW, type DailyChange, type DayArm, type MeansSequentialComparison } from '../domain/results';
+import { MIXING_EFFECT_SIZE, MIXING_SD } from '../domain/sequential';
 import { requireExperiment } from '../experiments/service';
 import { coverageChangesOf, guardrailsOf, type ExperimentRow } from '../experiments/store';
-import { judgeByRole, type Judgement, type Role } from '../domain/roles';
+import { judgeByRole, type Judgement, type Role, type RoleEvent } from '../domain/roles';
 import { toPercent } from '../domain/coverage';
 import { NotFound } from '../http/errors';
 import { eventsByKey } from '../events/store';
@@ -19,6 +19,7 @@ type ExperimentResults = components['schemas']['ExperimentResults'];
 type EventResults = components['schemas']['EventResults'];
 type EventType = components['schemas']['EventType'];
 type ResultsDay = components['schemas']['ResultsHistory']['days'][number];
+type MeansSequence = components['schemas']['MeansSequence'];
 
 interface EventRow {
   id: number;
@@ -72,8 +73,8 @@ function ordered(variants: ResolvedVariant[]): ResolvedVariant[] {
 
 function dailyChanges(daily: Awaited<ReturnType<typeof dailyChangesOf>>): DailyChange[] {
   return [
-    ...daily.participants.map((row) => ({ variantId: row.variant_id, day: row.day, participants: row.participants, uniqueConversions: 0 })),
-    ...daily.conversions.map((row) => ({ variantId: row.variant_id, day: row.day, participants: 0, uniqueConversions: row.unique_conversions })),
+    ...daily.participants.map((row) => ({ variantId: row.variant_id, day: row.day, participants: row.participants, uniqueConversions: 0, sum: 0, sumOfSquares: 0 })),
+    ...daily.conversions.map((row) => ({ variantId: row.variant_id, day: row.day, participants: 0, uniqueConversions: row.unique_conversions, sum: row.sum, sumOfSquares: row.sumOfSquares })),
   ];
 }
 
@@ -97,8 +98,29 @@ function rolesOf(experiment: ExperimentRow, goal: EventRow, events: EventRow[]):
 function judgements(roles: EventRole[], variants: ResolvedVariant[], control: ResolvedVariant | undefined, armOn: ReturnType<typeof armTotalsOf>): Map<number, Map<number, Judgement>> {
   if (!control) return new Map();
   const others = variants.filter((variant) => variant.id !== control.id);
-  const judged = judgeByRole(roles.map(({ event, role }) => ({ role, direction: event.direction, control: armOn(control, event.id), variants: others.map((variant) => armOn(variant, event.id)) })));
+  const judged = judgeByRole(roles.map(({ event, role }) => ({ role, direction: event.direction, metric: metricOf(event), control: armOn(control, event.id), variants: others.map((variant) => armOn(variant, event.id)) })));
   return new Map(roles.map(({ event }, i) => [event.id, new Map(others.map((variant, j) => [variant.id, judged[i]![j]!]))]));
+}
+
+/** What an event's verdicts compare: the unique rate, or the mean per participant of a count or value event. */
+const metricOf = (event: EventRow): RoleEvent['metric'] => (event.type === 'unique' ? 'rate' : 'mean');
+
+function meansSequenceOf(event: EventRow, comparison: () => MeansSequentialComparison | null): MeansSequence {
+  if (event.type === 'unique') return null;
+  const figures = comparison();
+  return figures && { difference: figures.difference, confidence_sequence: figures.confidenceSequence, always_valid_p_value: figures.pValue, verdict: figures.verdict };
+}
+
+/**
+ * The corrected verdict of each variant on one day of the history, by variant id: the goal's
+ * family (its variants) and a guardrail (itself) lie within the event; a secondary event's
+ * family spans the team's secondary events, which the history does not read — none then.
+ */
+function dayVerdicts(event: EventRow, role: Role, variants: ResolvedVariant[], control: ResolvedVariant | undefined, totals: Map<number, DayArm>): Map<number, Judgement['verdict']> {
+  if (!control || role === 'secondary') return new Map();
+  const others = variants.filter((variant) => variant.id !== control.id);
+  const [judged] = judgeByRole([{ role, direction: event.direction, metric: metricOf(event), control: totals.get(control.id)!, variants: others.map((variant) => totals.get(variant.id)!) }]);
+  return new Map(others.map((variant, j) => [variant.id, judged![j]!.verdict]));
 }
 
 /**
@@ -131,10 +153,11 @@ async function describe(experiment: ExperimentRow, variants: ResolvedVariant[], 
           variant: variant.key,
           control: isControl,
           participants: variant.participants,
-          statistics: eventStatistics(event, arm, controlArm ?? armOn(undefined, event.id), isControl),
+          statistics: eventStatistics(event, arm, controlArm ?? armOn(undefined, event.id), isControl, experiment.minimum_effect),
           difference: sequential.difference,
           confidence_sequence: sequential.confidenceSequence,
           verdict: sequential.verdict,
+          means_sequence: meansSequenceOf(event, () => compareMeansSequentially(arm, controlArm, isControl)),
           always_valid_p_value: judgement?.pValue ?? null,
           adjusted_p_value: judgement?.adjustedPValue ?? null,
           corrected_verdict: judgement?.verdict ?? null,
@@ -145,12 +168,23 @@ async function describe(experiment: ExperimentRow, variants: ResolvedVariant[], 
   const days: ResultsDay[] = [];
   for (const { day, totals } of cumulativeDays(changes, variants.map((v) => v.id))) {
     if (days.length % HISTORY_SLICE === 0) await yieldToOthers();
+    const verdicts = dayVerdicts(historyEvent, roleOf.get(historyEvent.id)!, variants, control, totals);
+    const controlArm = control && totals.get(control.id);
     days.push({
       day,
       variants: variants.map((variant) => {
         const arm = totals.get(variant.id)!;
-        const sequential = compareSequentially(arm, control && totals.get(control.id), variant.id === control?.id);
-        return { variant: variant.key, participants: arm.participants, unique_conversions: arm.uniqueConversions, difference: sequential.difference, confidence_sequence: sequential.confidenceSequence };
+        const isControl = variant.id === control?.id;
+        const sequential = compareSequentially(arm, controlArm, isControl);
+        return {
+          variant: variant.key,
+          participants: arm.participants,
+          unique_conversions: arm.uniqueConversions,
+          difference: sequential.difference,
+          confidence_sequence: sequential.confidenceSequence,
+          means_sequence: meansSequenceOf(historyEvent, () => compareMeansSequentially(arm, controlArm, isControl)),
+          corrected_verdict: verdicts.get(variant.id) ?? null,
+        };
       }),
     });
   }
@@ -168,7 +202,7 @@ async function describe(experiment: ExperimentRow, variants: ResolvedVariant[], 
     },
     srm,
     srm_warning: srm.p_value !== null && srm.p_value < SRM_WARNING_BELOW,
-    method: { name: 'msprt_normal_mixture', alpha: 0.05, mixing_sd: MIXING_SD, minimum_participants: MINIMUM_PARTICIPANTS },
+    method: { name: 'msprt_normal_mixture', alpha: 0.05, mixing_sd: MIXING_SD, means_effect_size: MIXING_EFFECT_SIZE, minimum_participants: MINIMUM_PARTICIPANTS },
     events: eventResults,
     history: { event: historyEvent.key, days },
   };

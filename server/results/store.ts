@@ -34,7 +34,8 @@ export async function lastCountedDay(db: Db, teamId: number, variantIds: number[
 const BY_DAY = sql`2`;
 
 /**
- * The daily roll-up of the variants' participants and, for one event, their conversions, from
+ * The daily roll-up of the variants' participants and, for one event, their conversions and the
+ * sums of its metric (Σy in units, Σy² in units squared), from
  * `from` on; what changed before `from` summed into `from` itself, so that the days' cumulative
  * totals are the same as from the whole roll-up, in a number of rows that does not grow with the
  * days before the window.
@@ -51,7 +52,14 @@ export async function dailyChangesOf(db: Db, teamId: number, variantIds: number[
     .execute();
   const conversions = await db
     .selectFrom('daily_variant_event_counts')
-    .select(['variant_id', day.as('day'), (eb) => eb.fn.sum<number>('unique_conversions').as('unique_conversions')])
+    .select([
+      'variant_id',
+      day.as('day'),
+      (eb) => eb.fn.sum<number>('unique_conversions').as('unique_conversions'),
+      // Read as doubles, as the statistics read them: the exact sums (micro-units) are text on SQLite.
+      sql<number>`sum(cast(sum_y as double precision))`.as('sum_y'),
+      sql<number>`sum(cast(sum_y2 as double precision))`.as('sum_y2'),
+    ])
     .where('team_id', '=', teamId)
     .where('variant_id', 'in', variantIds)
     .where('event_id', '=', eventId)
@@ -59,6 +67,6 @@ export async function dailyChangesOf(db: Db, teamId: number, variantIds: number[
     .execute();
   return {
     participants: participants.map((row) => ({ ...row, participants: Number(row.participants) })),
-    conversions: conversions.map((row) => ({ ...row, unique_conversions: Number(row.unique_conversions) })),
+    conversions: conversions.map((row) => ({ ...row, unique_conversions: Number(row.unique_conversions), sum: Number(row.sum_y) / 1e6, sumOfSquares: Number(row.sum_y2) / 1e12 })),
   };
 }

@@ -64,6 +64,8 @@ export interface Database {
     group_end: number | null;
     /** The experiment's condition as JSON, or null for everyone. */
     conditions: string | null;
+    /** Relative to the control (0.05 = 5 %); null when none is stated (migration 011). */
+    minimum_effect: number | null;
     created_at: Timestamp;
     updated_at: Timestamp;
     started_at: Timestamp | null;

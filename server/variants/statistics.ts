@@ -1,6 +1,6 @@
 import type { components } from '../../generated/api';
 import { compareMeans, summarise, type MeanArm } from '../domain/means';
-import { minimumDetectableEffect } from '../domain/power';
+import { minimumDetectableEffect, participantsNeededForRelative, rateArm } from '../domain/power';
 import { compareWithControl, sampleRatioMismatch, type ArmCounts } from '../domain/statistics';
 import { experimentNotFound } from '../experiments/service';
 import type { ExperimentRow } from '../experiments/store';
@@ -58,7 +58,7 @@ function describe(experiment: ExperimentRow, variants: ResolvedVariant[], varian
     control: control?.key ?? null,
     participants: variant.participants,
     srm: experimentSrm(variants),
-    events: goalFirst.map((event) => eventStatistics(event, armOn(variant, event.id), armOn(control, event.id), variant.id === control?.id)),
+    events: goalFirst.map((event) => eventStatistics(event, armOn(variant, event.id), armOn(control, event.id), variant.id === control?.id, experiment.minimum_effect)),
   };
 }
 
@@ -72,9 +72,10 @@ export function experimentSrm(variants: ResolvedVariant[]): VariantStatistics['s
   return { chi_square: srm?.chiSquare ?? null, p_value: srm?.pValue ?? null };
 }
 
-/** The fixed-horizon figures of one arm against the control on one event. */
-export function eventStatistics(event: { key: string; type: EventStatistics['type'] }, arm: ArmTotals, control: ArmTotals, isControl: boolean): EventStatistics {
+/** The fixed-horizon figures of one arm against the control on one event, and the planning ones for the experiment's minimum effect. */
+export function eventStatistics(event: { key: string; type: EventStatistics['type'] }, arm: ArmTotals, control: ArmTotals, isControl: boolean, minimumEffect: number | null): EventStatistics {
   const comparison = compareWithControl(arm, control, isControl);
+  const controlRate = rateArm(control);
   return {
     event: event.key,
     type: event.type,
@@ -92,18 +93,20 @@ export function eventStatistics(event: { key: string; type: EventStatistics['typ
     chance_to_beat_control: comparison.chanceToBeatControl,
     test: comparison.test,
     minimum_detectable_effect: comparison.minimumDetectableEffect,
-    means: event.type === 'unique' ? null : meanStatistics(arm, control, isControl),
+    participants_needed: isControl ? null : participantsNeededForRelative(rateArm(arm), controlRate, controlRate.rate, minimumEffect),
+    means: event.type === 'unique' ? null : meanStatistics(arm, control, isControl, minimumEffect),
   };
 }
 
 /** The means figures of a count or value event (MeanStatistics); comparisons null for the control. */
-function meanStatistics(arm: MeanArm, control: MeanArm, isControl: boolean): NonNullable<EventStatistics['means']> {
+function meanStatistics(arm: MeanArm, control: MeanArm, isControl: boolean, minimumEffect: number | null): NonNullable<EventStatistics['means']> {
   const own = summarise(arm);
+  const controlSummary = summarise(control);
   const comparison = isControl ? null : compareMeans(arm, control);
   return {
     mean: own?.mean ?? null,
     variance: own?.variance ?? null,
-    control_mean: summarise(control)?.mean ?? null,
+    control_mean: controlSummary?.mean ?? null,
     difference: comparison?.difference ?? null,
     standard_error: comparison?.standardError ?? null,
     degrees_of_freedom: comparison?.degreesOfFreedom ?? null,
@@ -114,5 +117,8 @@ function meanStatistics(arm: MeanArm, control: MeanArm, isControl: boolean): Non
     relative_p_value: comparison?.relativePValue ?? null,
     relative_interval: comparison?.relativeInterval ?? null,
     minimum_detectable_effect: minimumDetectableEffect(comparison?.standardError ?? null),
+    participants_needed: comparison
+      ? participantsNeededForRelative({ participants: arm.participants, variance: own!.variance }, { participants: control.participants, variance: controlSummary!.variance }, controlSummary!.mean, minimumEffect)
+      : null,
   };
 }

@@ -6,6 +6,7 @@ import { benjaminiHochberg, holm } from '../../server/domain/multiplicity';
 import { minimumDetectableEffect, participantsStillNeeded } from '../../server/domain/power';
 import { meansAlwaysValid } from '../../server/domain/sequential';
 import { compareWithControl, type Interval } from '../../server/domain/statistics';
+import { eventStatistics } from '../../server/variants/statistics';
 
 interface RateCase {
   control: { participants: number; uniqueConversions: number };
@@ -22,6 +23,7 @@ interface Vectors {
   means: MeanCase[];
   meanSequences: Array<{ control: MeanArm; variant: MeanArm; alpha: number; effectSize: number; lower: number; upper: number; pValue: number }>;
   participantsNeeded: Array<{ variant: { participants: number; variance: number }; control: { participants: number; variance: number }; effect: number; stillNeeded: number }>;
+  planning: Array<{ metric: 'rate' | 'mean'; minimumEffect: number; control: Record<string, number> & { participants: number }; variant: Record<string, number> & { participants: number }; participantsNeeded: number | null }>;
   multiplicity: Array<{ pValues: number[]; holm: number[]; benjaminiHochberg: number[] }>;
 }
 // Computed by test/vectors/means.py, an independent pure-Python implementation.
@@ -56,11 +58,31 @@ describe('compareWithControl — unpooled z and the exact test below 5 expected'
     }
   });
 
+  it.each([
+    ['1 000/100 against 100/17 (pooled p 0.030 with an interval containing 0)', 17, false],
+    ['1 000/100 against 100/5 (pooled p 0.105 with an interval excluding 0)', 5, true],
+  ] as const)('when %s, then p and the difference interval agree', (_, converted, significant) => {
+    const result = compareWithControl({ participants: 100, conversions: converted, uniqueConversions: converted }, { participants: 1000, conversions: 100, uniqueConversions: 100 }, false);
+    const excludesZero = result.differenceInterval!.lower > 0 || result.differenceInterval!.upper < 0;
+    expect(result.test).toBe('normal');
+    expect(result.pValue! < 0.05).toBe(significant);
+    expect(excludesZero).toBe(significant);
+  });
+
   it('when 50/0 is compared with 50/3, then the test is exact: Fisher 0.2424, not the normal 0.079', () => {
     const variant = { participants: 50, uniqueConversions: 0 };
     const control = { participants: 50, uniqueConversions: 3 };
     expect(needsExactTest(variant, control)).toBe(true);
     expect(fisherExactPValue(variant, control)).toBeCloseTo(0.2424, 4);
+    const read = compareWithControl({ ...variant, conversions: 0 }, { ...control, conversions: 3 }, false);
+    expect([read.test, read.zScore, read.differenceInterval]).toEqual(['exact', null, null]);
+    expect(read.pValue).toBeCloseTo(0.2424, 4);
+  });
+
+  it('when counts per participant are n 500, Σc 900, Σc² 2 600 against n 500, Σc 1 000, Σc² 3 100, then Welch gives p 0.029 (gbstats), not "no difference"', () => {
+    const result = compareMeans({ participants: 500, sum: 1000, sumOfSquares: 3100 }, { participants: 500, sum: 900, sumOfSquares: 2600 })!;
+    expect(result.pValue).toBeCloseTo(0.0287, 4);
+    expect(result.interval.lower).toBeGreaterThan(0);
   });
 
   it('when each arm expects exactly 5 converters, then the normal test applies; at 4.5 the exact one', () => {
@@ -130,6 +152,24 @@ describe('participantsStillNeeded', () => {
   it('when the effect is not positive or a variance is unknown, then null', () => {
     expect(participantsStillNeeded({ participants: 10, variance: 1 }, { participants: 10, variance: 1 }, 0)).toBeNull();
     expect(participantsStillNeeded({ participants: 1, variance: null }, { participants: 10, variance: 1 }, 0.1)).toBeNull();
+  });
+});
+
+describe('participants needed for the experiment\'s minimum effect, as the statistics read gives them', () => {
+  const totals = (arm: Record<string, number>) => ({ participants: arm.participants!, conversions: 0, uniqueConversions: arm.uniqueConversions ?? 0, sum: arm.sum ?? 0, sumOfSquares: arm.sumOfSquares ?? 0 });
+  it.each(vectors.planning.map((c) => [`${c.metric} ${label(c, c.metric === 'rate' ? 'uniqueConversions' : 'sum', `minimum effect ${c.minimumEffect}`)}`, c] as const))(
+    'when %s, then participants_needed equals the reference',
+    (_, c) => {
+      const type = c.metric === 'rate' ? 'unique' : 'value';
+      const statistics = eventStatistics({ key: 'e', type }, totals(c.variant), totals(c.control), false, c.minimumEffect);
+      expect(c.metric === 'rate' ? statistics.participants_needed : statistics.means!.participants_needed).toBe(c.participantsNeeded);
+    },
+  );
+
+  it('when the experiment states no minimum effect, or for the control, then there is no planning figure', () => {
+    const arm = { participants: 1000, conversions: 130, uniqueConversions: 130, sum: 1000, sumOfSquares: 3100 };
+    expect(eventStatistics({ key: 'e', type: 'value' }, arm, arm, false, null)).toMatchObject({ participants_needed: null, means: { participants_needed: null } });
+    expect(eventStatistics({ key: 'e', type: 'value' }, arm, arm, true, 0.1)).toMatchObject({ participants_needed: null, means: { participants_needed: null } });
   });
 });
 

@@ -91,6 +91,7 @@ describe.each(engines)('experiments on %s', (engine) => {
         status: 'draft',
         event: 'purchase',
         guardrails: [],
+        minimum_effect: null,
         seed: expect.stringMatching(SEED),
         hash_version: 2,
         conditions: {},
@@ -103,6 +104,30 @@ describe.each(engines)('experiments on %s', (engine) => {
       });
       expect(Date.parse(experiment.created_at)).not.toBeNaN();
       expect(experiment.updated_at).toBe(experiment.created_at);
+    });
+
+    it('when a minimum effect is given, then it is stored, changed and cleared by PUT; outside (0, 10] it is a 400 naming it and nothing changes', async () => {
+      // Arrange
+      const team = await teamWithEvents();
+      const path = { team: team.id, experiment: 'planned' };
+      const created = await team.api.POST('/api/teams/{team}/experiments', { params: { path: { team: team.id } }, body: { key: 'planned', event: 'purchase', minimum_effect: 0.05 } });
+      expect(created.data!.data.minimum_effect).toBe(0.05);
+
+      // Act
+      const refused = await Promise.all([0, -0.1, 10.5].map((minimum_effect) => team.api.PUT('/api/teams/{team}/experiments/{experiment}', { params: { path }, body: { minimum_effect } })));
+      const changed = await team.api.PUT('/api/teams/{team}/experiments/{experiment}', { params: { path }, body: { minimum_effect: 10 } });
+      const untouched = await team.api.PUT('/api/teams/{team}/experiments/{experiment}', { params: { path }, body: { description: 'still planned' } });
+      const cleared = await team.api.PUT('/api/teams/{team}/experiments/{experiment}', { params: { path }, body: { minimum_effect: null } });
+
+      // Assert
+      for (const answer of refused) {
+        expect(answer.response.status).toBe(400);
+        expect(JSON.stringify(answer.error)).toContain('/body/minimum_effect');
+      }
+      expect(changed.data!.data.minimum_effect).toBe(10);
+      expect(untouched.data!.data.minimum_effect).toBe(10);
+      expect(cleared.data!.data.minimum_effect).toBeNull();
+      expect((await team.api.GET('/api/teams/{team}/experiments/{experiment}', { params: { path } })).data!.data.minimum_effect).toBeNull();
     });
 
     it('when the description is left out, then it is null', async () => {

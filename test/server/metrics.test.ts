@@ -218,6 +218,59 @@ describe.each(engines)('count and value metrics on %s', (engine) => {
     expect(controlMeans.variance).toBeCloseTo(1.9639, 4);
   });
 
+  it('when a count goal has n 500, Σc 900, Σc² 2 600 against n 500, Σc 1 000, Σc² 3 100, then Welch gives p 0.029, the planning figure is the reference, and the verdicts and history judge the mean, not the rate', async () => {
+    // Arrange: control 40 × 1, 10 × 2, 280 × 3 clicks and 170 without; treatment 100 × 1, 150 × 2, 150 × 4 and 100 without
+    const team = await server().newTeam();
+    const path = { team: team.id };
+    await team.api.POST('/api/teams/{team}/events', { params: { path }, body: { key: 'clicks', type: 'count' } });
+    await team.api.POST('/api/teams/{team}/experiments', { params: { path }, body: { key: 'counted', event: 'clicks', minimum_effect: 0.05 } });
+    for (const variant of [{ key: 'control', control: true }, { key: 'treatment' }]) {
+      await team.api.POST('/api/teams/{team}/experiments/{experiment}/variants', { params: { path: { ...path, experiment: 'counted' } }, body: variant });
+    }
+    await team.api.POST('/api/teams/{team}/experiments/{experiment}/start', { params: { path: { ...path, experiment: 'counted' } } });
+    const arm = (variant: string, groups: Array<[number, number]>) =>
+      groups.flatMap(([participants, clicks], g) =>
+        Array.from({ length: participants }, (_, i) => {
+          const item = { participant: `${variant}-${g}-${i}`, experiment: 'counted', variant };
+          return clicks === 0 ? [item] : Array.from({ length: clicks }, () => ({ ...item, event: 'clicks' }));
+        }).flat(),
+      );
+    const items = [...arm('control', [[40, 1], [10, 2], [280, 3], [170, 0]]), ...arm('treatment', [[100, 1], [150, 2], [150, 4], [100, 0]])];
+    for (let i = 0; i < items.length; i += 500) {
+      const answer = await team.ingest.POST('/api/teams/{team}/ingest/batch', { params: { path }, body: { items: items.slice(i, i + 500) } });
+      expect(answer.data!.data.every((item) => item.status === 200)).toBe(true);
+    }
+    const experiment = { ...path, experiment: 'counted' };
+
+    // Act
+    const statistics = await team.api.GET('/api/teams/{team}/experiments/{experiment}/variants/{variant}/statistics', { params: { path: { ...experiment, variant: 'treatment' } } });
+    const results = await team.api.GET('/api/teams/{team}/experiments/{experiment}/results', { params: { path: experiment } });
+
+    // Assert: the fixed-horizon test (STATISTICS.md means row 1) and the planning figure of test/vectors/means.py
+    const clicks = statistics.data!.data.events[0]!;
+    expect(clicks.means!.p_value).toBeCloseTo(0.0287, 4);
+    expect(clicks.means!.participants_needed).toBe(7079);
+    const read = results.data!.data;
+    expect(read.method.means_effect_size).toBe(0.1);
+    const [control, treatment] = read.events[0]!.variants;
+    expect(control!.means_sequence).toBeNull();
+    // Always valid on the mean: τ = 0.1 · √((s_V² + s_C²)/2), the sequence and p by the formula (computed independently)
+    const sequence = treatment!.means_sequence!;
+    expect(sequence.difference).toBeCloseTo(0.2, 10);
+    expect(sequence.confidence_sequence!.lower).toBeCloseTo(-0.0908, 4);
+    expect(sequence.confidence_sequence!.upper).toBeCloseTo(0.4908, 4);
+    expect(sequence.always_valid_p_value).toBeCloseTo(0.3372, 4);
+    expect(sequence.verdict).toBe('no_difference');
+    // The rate (66 % against 80 % with a click) would say better; the verdict to decide by judges the mean
+    expect(treatment!.verdict).toBe('variant_better');
+    expect(treatment).toMatchObject({ always_valid_p_value: sequence.always_valid_p_value, adjusted_p_value: sequence.always_valid_p_value, corrected_verdict: 'no_difference' });
+    const lastDay = read.history.days.at(-1)!.variants;
+    expect(lastDay[0]).toMatchObject({ variant: 'control', means_sequence: null, corrected_verdict: null });
+    expect(lastDay[1]!.corrected_verdict).toBe('no_difference');
+    expect(lastDay[1]!.means_sequence!.always_valid_p_value).toBeCloseTo(sequence.always_valid_p_value, 9);
+    expect(lastDay[1]!.means_sequence!.confidence_sequence!.lower).toBeCloseTo(sequence.confidence_sequence!.lower, 9);
+  });
+
   it('when a value has more than 6 decimals, then 400 names the field and nothing is stored; a value with a count event, or a value event without one, is 409', async () => {
     const team = await server().newTeam();
     await setUp(team);

@@ -152,11 +152,14 @@ describe.skipIf(!hasChromium)('GET /results in headless Chromium', () => {
     const chart = page.locator('article.history svg.sequence[data-variant=treatment]');
     expect(await chart.locator('polygon.sequence-band').count()).toBe(1);
     expect(await chart.locator('polyline.difference-line').count()).toBe(1);
-    const drawn = await chart.locator('circle.point').evaluateAll((circles) => circles.map((c) => [c.getAttribute('data-day'), Number(c.getAttribute('data-difference')), Number(c.getAttribute('data-lower')), Number(c.getAttribute('data-upper'))]));
-    expect(drawn).toEqual(
+    const pointsOf = (svg: typeof chart) =>
+      svg.locator('circle.point').evaluateAll((circles) =>
+        circles.map((c) => [c.getAttribute('data-day'), Number(c.getAttribute('data-difference')), Number(c.getAttribute('data-lower')), Number(c.getAttribute('data-upper')), c.getAttribute('data-corrected-verdict') || null]),
+      );
+    expect(await pointsOf(chart)).toEqual(
       api.history.days.map((d) => {
         const treatment = d.variants.find((v) => v.variant === 'treatment')!;
-        return [d.day, treatment.difference, treatment.confidence_sequence!.lower, treatment.confidence_sequence!.upper];
+        return [d.day, treatment.difference, treatment.confidence_sequence!.lower, treatment.confidence_sequence!.upper, treatment.corrected_verdict];
       }),
     );
     expect(await page.locator('#srm-warning').count()).toBe(0);
@@ -168,8 +171,27 @@ describe.skipIf(!hasChromium)('GET /results in headless Chromium', () => {
       const cells = await means.locator(`tr[data-variant=${variant.variant}] td`).allInnerTexts();
       expect(cells[0]).toBe(variant.variant); // a control named control is not "control (control)"
       expect(cells[1]).toBe(variant.statistics.means!.mean!.toFixed(3));
+      const sequence = variant.means_sequence?.confidence_sequence;
+      expect(cells[6]).toBe(sequence ? `${sequence.lower.toFixed(3)} … ${sequence.upper.toFixed(3)}` : '—');
     }
+    expect(await page.locator('article.event p.needed').count()).toBe(0); // the experiment states no minimum effect
     expect(cart.variants.find((v) => v.variant === 'treatment')!.statistics.means!.mean).toBeCloseTo(60 / 1000, 10);
+    expect(cart.variants.find((v) => v.variant === 'treatment')!.means_sequence).not.toBeNull();
+
+    // The count event's history: the sequence on the mean per participant, as the API gives it
+    const cartHistory = (await ok(team.api.GET('/api/teams/{team}/experiments/{experiment}/results', { params: { path: { team: team.id, experiment: 'checkout' }, query: { history_event: 'add_to_cart' } } }))).data.history;
+    await page.locator('#history-event').selectOption('add_to_cart');
+    const cartChart = page.locator('article.history[data-event=add_to_cart] svg.sequence[data-variant=treatment]');
+    await cartChart.waitFor();
+    // The carts came on the last day: before it, no variance on either side, so no sequence
+    const cartDays = cartHistory.days.map((d) => ({ day: d.day, treatment: d.variants.find((v) => v.variant === 'treatment')! })).filter((d) => d.treatment.means_sequence !== null);
+    expect(cartDays.map((d) => d.day)).toEqual(['2026-06-05']);
+    expect(await pointsOf(cartChart)).toEqual(
+      cartDays.map(({ day, treatment }) => {
+        const sequence = treatment.means_sequence!;
+        return [day, sequence.difference, sequence.confidence_sequence!.lower, sequence.confidence_sequence!.upper, treatment.corrected_verdict];
+      }),
+    );
 
     // Nothing broken: no image that failed, no console or page error
     expect(await page.evaluate('[...document.images].filter((image) => !image.complete || image.naturalWidth === 0).length')).toBe(0);

@@ -75,7 +75,7 @@ describe.each(engines)('experiment results on %s', (engine) => {
     expect(read.goal).toBe('purchase');
     expect(read.control).toBe('control');
     expect(read.participants).toBe(1660);
-    expect(read.method).toEqual({ name: 'msprt_normal_mixture', alpha: 0.05, mixing_sd: 0.02, minimum_participants: 100 });
+    expect(read.method).toEqual({ name: 'msprt_normal_mixture', alpha: 0.05, mixing_sd: 0.02, means_effect_size: 0.1, minimum_participants: 100 });
     expect(read.events.map((e) => [e.event, e.goal])).toEqual([['purchase', true], ['zoom', false]]);
     const purchase = read.events[0]!;
     expect(purchase.variants.map((v) => v.variant)).toEqual(['control', 'better', 'few', 'same', 'worse']);

@@ -109,6 +109,11 @@ describe.each(engines)('guardrails and roles on %s', (engine) => {
     // The uncorrected verdict is blind to the direction: more errors read as "better".
     expect(errors[1]!.verdict).toBe('variant_better');
     expect(read.events[2]!.variants[1]).toMatchObject({ corrected_verdict: 'collecting', always_valid_p_value: null });
+    // The guardrail's history: its last day carries today's corrected verdict; a secondary event's days carry none
+    const history = async (event: string) => (await ok(team.api.GET('/api/teams/{team}/experiments/{experiment}/results', { params: { path, query: { history_event: event } } }))).data.history;
+    const lastDay = (await history('errors')).days.at(-1)!.variants;
+    expect(lastDay.map((v) => v.corrected_verdict)).toEqual([null, 'guardrail_violated']);
+    expect((await history('zoom')).days.every((day) => day.variants.every((v) => v.corrected_verdict === null))).toBe(true);
   });
 
   it('when two variants beat the control on the goal, then their adjusted p-values are Holm over both, whichever events are read', async () => {

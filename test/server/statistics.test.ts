@@ -33,6 +33,7 @@ function emptyEvent(event: string, type: 'unique' | 'count'): EventStatistics {
     chance_to_beat_control: null,
     test: null,
     minimum_detectable_effect: null,
+    participants_needed: null,
     means: type === 'unique' ? null : EMPTY_MEANS,
   };
 }
@@ -52,6 +53,7 @@ const EMPTY_MEANS = {
   relative_p_value: null,
   relative_interval: null,
   minimum_detectable_effect: null,
+  participants_needed: null,
 };
 
 const EVENT_FIELDS = [
@@ -65,6 +67,7 @@ const EVENT_FIELDS = [
   'means',
   'minimum_detectable_effect',
   'p_value',
+  'participants_needed',
   'power',
   'test',
   'type',
@@ -240,6 +243,7 @@ describe.each(engines)('variant statistics on %s', (engine) => {
         chance_to_beat_control: null,
         test: null,
         minimum_detectable_effect: null,
+        participants_needed: null,
         means: null,
       });
       expect(purchase.conversion_rate_interval!.lower).toBeCloseTo(0.1078, 4);

@@ -1,13 +1,11 @@
 import { Migrator } from 'kysely';
-import { pino } from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createApiClient } from 'experimentation-api';
 import { createTeam } from '../../server/admin/service';
-import { createApp } from '../../server/app';
-import { migrationsOf, openStorage, type Storage } from '../../server/storage/database';
-import { listen } from '../support/app';
+import { migrationsOf } from '../../server/storage/database';
 import { engines } from '../support/engines';
 import { freshStorage, type StorageEnv } from '../support/process';
+import { serveStorage } from '../support/served-storage';
 
 /**
  * Storage that held experiments before the daily roll-up existed: upgraded, the results' history
@@ -19,12 +17,7 @@ describe.each(engines)('the daily roll-up added to %s storage holding data', (en
     for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
   });
 
-  async function serve(storageEnv: StorageEnv): Promise<{ storage: Storage; baseUrl: string }> {
-    const storage = await openStorage({ dataDir: storageEnv.DATA_DIR ?? '', databaseUrl: storageEnv.DATABASE_URL });
-    const server = await listen(createApp({ storage, logger: pino({ level: 'silent' }), validateResponses: true }));
-    cleanups.push(() => storage.close(), () => server.close());
-    return { storage, baseUrl: server.baseUrl };
-  }
+  const serve = (storageEnv: StorageEnv) => serveStorage(storageEnv, cleanups);
 
   it('when the roll-up is added after participants converted, then the history has one day, today, equal to the current counts', async () => {
     // Arrange: an experiment with enrolled and converted participants, then storage as it was before 003

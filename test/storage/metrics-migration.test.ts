@@ -1,13 +1,11 @@
 import { Migrator } from 'kysely';
-import { pino } from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createApiClient } from 'experimentation-api';
 import { createTeam } from '../../server/admin/service';
-import { createApp } from '../../server/app';
-import { migrationsOf, openStorage, type Storage } from '../../server/storage/database';
-import { listen } from '../support/app';
+import { migrationsOf } from '../../server/storage/database';
 import { engines } from '../support/engines';
 import { freshStorage, type StorageEnv } from '../support/process';
+import { serveStorage } from '../support/served-storage';
 
 /** Storage that held conversions before migration 007: upgraded, Σy and Σy² are those of the stored counts. */
 describe.each(engines)('migration 007_metrics on %s storage holding data', (engine) => {
@@ -16,12 +14,7 @@ describe.each(engines)('migration 007_metrics on %s storage holding data', (engi
     for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
   });
 
-  async function open(storageEnv: StorageEnv): Promise<{ storage: Storage; baseUrl: string }> {
-    const storage = await openStorage({ dataDir: storageEnv.DATA_DIR ?? '', databaseUrl: storageEnv.DATABASE_URL });
-    const server = await listen(createApp({ storage, logger: pino({ level: 'silent' }), validateResponses: true }));
-    cleanups.push(() => storage.close(), () => server.close());
-    return { storage, baseUrl: server.baseUrl };
-  }
+  const open = (storageEnv: StorageEnv) => serveStorage(storageEnv, cleanups);
 
   it('when conversions were stored before 007, then the counters and today’s roll-up get Σy and Σy² of the counts (in micro-units), and value events can be created after', async () => {
     // Arrange: participants with 0 to 3 `views` each in two variants, then storage as before 007

@@ -138,6 +138,40 @@ for (nv, vv, nc, vc, effect) in [(500, 2.2, 500, 1.96, 0.2), (100, 0.09, 300, 0.
     needed.append({'variant': {'participants': nv, 'variance': vv}, 'control': {'participants': nc, 'variance': vc}, 'effect': effect,
                    'stillNeeded': max(0, total - nv - nc)})
 
+# --- planning for a minimum effect relative to the control (rates: p(1 − p); means: s²), found as the
+# smallest total N (split as now) whose normal power Φ(δ/SE(N) − z₀.₉₇₅) reaches 80 %, by bisection on N
+def smallest_total(vv, vc, share, effect):
+    power = lambda total: phi(effect / math.sqrt(vv / (share * total) + vc / ((1 - share) * total)) - Z975)
+    lo, hi = 1, 1
+    while power(hi) < 0.8:
+        hi *= 2
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if power(mid) >= 0.8:
+            hi = mid
+        else:
+            lo = mid + 1
+    return lo
+
+def planned(nv, vv, nc, vc, control_value, minimum_effect):
+    if control_value <= 0 or vv + vc == 0:
+        return None
+    return max(0, smallest_total(vv, vc, nv / (nv + nc), minimum_effect * control_value) - nv - nc)
+
+planning = []
+for (nc, xc, nv, xv, effect) in [(1000, 100, 1000, 130, 0.2), (5000, 400, 5000, 420, 0.05), (200, 30, 180, 18, 0.1), (1000, 0, 1000, 5, 0.1), (1000, 100, 1000, 130, 2)]:
+    pv, pc = xv / nv, xc / nc
+    planning.append({'metric': 'rate', 'minimumEffect': effect,
+                     'control': {'participants': nc, 'uniqueConversions': xc}, 'variant': {'participants': nv, 'uniqueConversions': xv},
+                     'participantsNeeded': planned(nv, pv * (1 - pv), nc, pc * (1 - pc), pc, effect)})
+for (nc, sc, s2c, nv, sv, s2v, effect) in [(500, 900, 2600, 500, 1000, 3100, 0.05), (400, 2000, 60000, 400, 2400, 75000, 0.1),
+                                           (1000, -250, 9000, 1200, 120, 11000, 0.1), (500, 900, 2600, 500, 1000, 3100, 0.5), (120, 3050.25, 160000.5, 95, 3400.75, 250000.125, 0.02)]:
+    mc, vc = summary(nc, sc, s2c)
+    mv, vv = summary(nv, sv, s2v)
+    planning.append({'metric': 'mean', 'minimumEffect': effect,
+                     'control': {'participants': nc, 'sum': sc, 'sumOfSquares': s2c}, 'variant': {'participants': nv, 'sum': sv, 'sumOfSquares': s2v},
+                     'participantsNeeded': planned(nv, vv, nc, vc, mc, effect)})
+
 # --- multiplicity: Holm and Benjamini–Hochberg adjusted p-values, by their definitions (max / min over the ranks)
 def holm(ps):
     m = len(ps)
@@ -159,4 +193,4 @@ multiplicity = [{'pValues': ps, 'holm': [r(x) for x in holm(ps)], 'benjaminiHoch
                 for ps in [[0.01, 0.04, 0.03, 0.005], [0.2, 0.001, 0.049, 0.5, 0.012, 0.03], [0.04], [0.3, 0.3, 0.01]]]
 
 print(json.dumps({'source': 'test/vectors/means.py (pure Python: Simpson-integrated t density, exact Fisher, bisection on the mSPRT ratio)',
-                  'rates': rates, 'means': means, 'meanSequences': sequences, 'participantsNeeded': needed, 'multiplicity': multiplicity}, indent=1))
+                  'rates': rates, 'means': means, 'meanSequences': sequences, 'participantsNeeded': needed, 'planning': planning, 'multiplicity': multiplicity}, indent=1))

@@ -17,6 +17,26 @@ def p_value(nv, xv, nc, xc):
     log_ratio = 0.5 * math.log(v / (v + TAU ** 2)) + TAU ** 2 * (pv - pc) ** 2 / (2 * v * (v + TAU ** 2))
     return min(1.0, math.exp(-log_ratio)), pv - pc
 
+EFFECT_SIZE = 0.1
+
+def mean_p_value(nv, sv, s2v, nc, sc, s2c):
+    # Means: Welch's V and the mixing variance on the standardised scale, τ² = (0.1 σ̂)², σ̂² = (s_V² + s_C²)/2
+    if nv < 2 or nc < 2:
+        return None, None
+    mv, mc = sv / nv, sc / nc
+    vv, vc = (s2v - sv * sv / nv) / (nv - 1), (s2c - sc * sc / nc) / (nc - 1)
+    v = vv / nv + vc / nc
+    tau2 = EFFECT_SIZE ** 2 * (vv + vc) / 2
+    if v <= 0 or tau2 <= 0:
+        return None, None
+    log_ratio = 0.5 * math.log(v / (v + tau2)) + tau2 * (mv - mc) ** 2 / (2 * v * (v + tau2))
+    return min(1.0, math.exp(-log_ratio)), mv - mc
+
+def compare(e, v):
+    if e.get('metric') == 'mean':
+        return mean_p_value(*v, *e['control'])
+    return p_value(v[0], v[1], e['control'][0], e['control'][1])
+
 def holm_rejects(ps, alpha):
     order = sorted(range(len(ps)), key=lambda i: (ps[i], i))
     rejected = set()
@@ -67,7 +87,7 @@ def verdict(role, direction, enough, difference, adjusted_p):
     return 'variant_better' if better else 'variant_worse'
 
 def judge(events):
-    raw = [[p_value(v[0], v[1], e['control'][0], e['control'][1]) for v in e['variants']] for e in events]
+    raw = [[compare(e, v) for v in e['variants']] for e in events]
     adj = [[r[0] for r in row] for row in raw]
     for i, e in enumerate(events):
         if e['role'] == 'goal':
@@ -85,8 +105,13 @@ def judge(events):
         for i, e in enumerate(events)
     ]
 
-def event(role, direction, control, variants):
-    return {'role': role, 'direction': direction, 'control': control, 'variants': variants}
+def event(role, direction, control, variants, metric='rate'):
+    return {'role': role, 'direction': direction, 'control': control, 'variants': variants, 'metric': metric}
+
+def arm(e, values):
+    if e['metric'] == 'mean':
+        return {'participants': values[0], 'uniqueConversions': 0, 'sum': values[1], 'sumOfSquares': values[2]}
+    return {'participants': values[0], 'uniqueConversions': values[1]}
 
 experiments = [
     [event('goal', 'increase', [2000, 200], [[2000, 300], [2000, 205], [2000, 240]]),
@@ -100,14 +125,20 @@ experiments = [
     [event('goal', 'increase', [80, 10], [[5000, 900], [5000, 520]]),
      event('secondary', 'increase', [5000, 500], [[5000, 620], [5000, 560]]),
      event('secondary', 'increase', [5000, 500], [[5000, 500], [5000, 590]])],
+    # count and value events, judged on their means
+    [event('goal', 'increase', [2000, 1000, 1800], [[2000, 1100, 2100], [2000, 1300, 2500], [2000, 990, 1790]], 'mean'),
+     event('guardrail', 'decrease', [3000, 4500, 60000], [[3000, 6000, 80000], [3000, 4400, 59000], [3000, 3000, 40000]], 'mean'),
+     event('secondary', 'increase', [3000, 300, 900], [[3000, 480, 1500], [3000, 305, 910], [3000, 290, 880]], 'mean'),
+     event('secondary', 'increase', [3000, 300], [[3000, 360], [3000, 310], [3000, 300]]),
+     event('secondary', 'increase', [1, 5, 25], [[3000, 300, 900], [3000, 310, 920], [3000, 300, 900]], 'mean')],
 ]
 
 cases = []
 for events in experiments:
     cases.append({
-        'events': [{'role': e['role'], 'direction': e['direction'],
-                    'control': {'participants': e['control'][0], 'uniqueConversions': e['control'][1]},
-                    'variants': [{'participants': n, 'uniqueConversions': x} for n, x in e['variants']]} for e in events],
+        'events': [{'role': e['role'], 'direction': e['direction'], 'metric': e['metric'],
+                    'control': arm(e, e['control']),
+                    'variants': [arm(e, v) for v in e['variants']]} for e in events],
         'expected': judge(events),
     })
 

@@ -177,7 +177,7 @@ function draw({ team, results, eventKeys }) {
     element(
       'p',
       { class: 'hint' },
-      `Verdicts come from always-valid 95 % confidence sequences (mixture SPRT, τ = ${results.method.mixing_sd}), so looking every day does not inflate false positives; a verdict needs ${results.method.minimum_participants} participants in the variant and in the control. The corrected verdict (the upper one) is the one to decide by: it reads better and worse by the event's direction, keeps the goal's false positives across variants at 5 % (Holm) and the secondary events' false discoveries at 5 % (Benjamini–Hochberg), and flags a guardrail that got significantly worse; the raw one below it is uncorrected. A difference of rates lies within ±100 pp: a sequence wider than that (few participants) is shown cut at ±100 pp.`,
+      `Verdicts come from always-valid 95 % confidence sequences (mixture SPRT, τ = ${results.method.mixing_sd}), so looking every day does not inflate false positives; a verdict needs ${results.method.minimum_participants} participants in the variant and in the control. The corrected verdict (the upper one) is the one to decide by: it reads better and worse by the event's direction, keeps the goal's false positives across variants at 5 % (Holm) and the secondary events' false discoveries at 5 % (Benjamini–Hochberg), and flags a guardrail that got significantly worse; the raw one below it is uncorrected. A count or value event is judged on its mean per participant: its corrected verdict reads the always-valid sequence of the means table, tuned at ${results.method.means_effect_size} standard deviations, and its history charts that sequence. A difference of rates lies within ±100 pp: a sequence wider than that (few participants) is shown cut at ±100 pp.`,
     ),
   );
   section.dataset.width = String(width);
@@ -265,22 +265,42 @@ function eventView(event, width) {
   const table = element('table', {}, element('thead', {}, element('tr', {}, ...COLUMNS.map((column) => element('th', {}, column.head)))), element('tbody', {}, ...rows));
   view.append(element('div', { class: 'table' }, table));
   if (event.variants.some((v) => v.statistics.means)) view.append(meansTable(event));
+  const needed = neededLine(event);
+  if (needed) view.append(needed);
   return view;
 }
 
-/** Count and value events: the mean per participant, the difference with its fixed-horizon 95 % interval (Welch) and the relative uplift. */
+/** The participants still needed for the experiment's minimum effect, on the metric the event is judged by; none without one. */
+function neededLine(event) {
+  const figures = event.variants
+    .filter((v) => !v.control)
+    .map((v) => [v.variant, event.type === 'unique' ? v.statistics.participants_needed : v.statistics.means && v.statistics.means.participants_needed])
+    .filter(([, needed]) => needed !== null);
+  if (figures.length === 0) return null;
+  const list = figures.map(([variant, needed]) => `${variant} and the control ${needed}`).join(', ');
+  return element('p', { class: 'hint needed' }, `Participants still needed to detect the experiment's minimum effect with 80${NBSP}% power: ${list}.`);
+}
+
+const number = (value) => (value === null ? '—' : value.toFixed(Math.abs(value) < 10 ? 3 : 2));
+const range = (interval) => (interval ? `${number(interval.lower)} … ${number(interval.upper)}` : '—');
+
+/**
+ * Count and value events: the mean per participant, the difference with its fixed-horizon 95 %
+ * interval (Welch), the relative uplift, the always-valid sequence the corrected verdict reads,
+ * and the participants still needed for the experiment's minimum effect.
+ */
 function meansTable(event) {
-  const number = (value) => (value === null ? '—' : value.toFixed(Math.abs(value) < 10 ? 3 : 2));
-  const head = ['variant', 'mean per participant', 'difference', '95 % interval', 'relative', 'p (Welch)'];
+  const head = ['variant', 'mean per participant', 'difference', '95 % interval', 'relative', 'p (Welch)', `always-valid 95${NBSP}%`];
   const rows = event.variants.map((v) => {
     const { means } = v.statistics;
     const cells = [
       variantName(v),
       number(means.mean),
       number(means.difference),
-      means.difference_interval ? `${number(means.difference_interval.lower)} … ${number(means.difference_interval.upper)}` : '—',
+      range(means.difference_interval),
       means.relative_uplift === null ? '—' : percent(means.relative_uplift, 1),
       means.p_value === null ? '—' : means.p_value.toFixed(3),
+      range(v.means_sequence && v.means_sequence.confidence_sequence),
     ];
     return element('tr', { 'data-variant': v.variant }, ...cells.map((cell, i) => element('td', { 'data-label': head[i] }, cell)));
   });
@@ -335,22 +355,40 @@ function historyView(team, results, eventKeys, width) {
   const days = results.history.days;
   if (days.length === 0) return view.append(element('p', { class: 'hint' }, 'Nothing counted yet.')), view;
   const variants = days[0].variants.filter((v) => v.variant !== results.control).map((v) => v.variant);
+  // A count or value event's days carry the sequence on the mean, the one its verdicts read.
+  const onMeans = days.some((day) => day.variants.some((v) => v.means_sequence));
+  const unit = onMeans ? MEANS : RATES;
   for (const variant of variants) {
-    const series = days.map((day) => ({ day: day.day, ...day.variants.find((v) => v.variant === variant) }));
-    view.append(element('p', { class: 'hint' }, `${variant} − ${results.control}`), sequenceChart(variant, series, width));
+    const series = days.map((day) => {
+      const v = day.variants.find((candidate) => candidate.variant === variant);
+      if (!onMeans) return { day: day.day, ...v };
+      return { day: day.day, corrected_verdict: v.corrected_verdict, difference: v.means_sequence && v.means_sequence.difference, confidence_sequence: v.means_sequence && v.means_sequence.confidence_sequence };
+    });
+    const last = series.at(-1).corrected_verdict;
+    view.append(element('p', { class: 'hint' }, `${variant} − ${results.control}${onMeans ? ', mean per participant' : ''}${last ? `: ${VERDICTS[last]}` : ''}`), sequenceChart(variant, series, width, unit));
   }
   return view;
 }
 
-function sequenceChart(variant, series, width) {
+/** How a chart shows differences: of rates in percentage points, cut at ±100 pp; of means as they are. */
+const RATES = { clamp: clampDifference, label: points, limits: [-1, 1], decimals: decimalsFor };
+const MEANS = {
+  clamp: (value) => value,
+  label: (value, digits) => `${value >= 0 ? '+' : '−'}${Math.abs(value).toFixed(digits)}`,
+  limits: [-Infinity, Infinity],
+  decimals: (step) => (String(Number(step.toPrecision(6))).split('.')[1] ?? '').length,
+};
+
+function sequenceChart(variant, series, width, unit = RATES) {
+  const clampDifference = unit.clamp;
   const height = 220;
   const top = 10;
   const bottom = height - 30;
   const drawn = series.filter((point) => point.confidence_sequence !== null);
   const values = drawn.flatMap((point) => [point.confidence_sequence.lower, point.confidence_sequence.upper]).map(clampDifference);
   const { ticks, step } = niceTicks(Math.min(0, ...values), Math.max(0, ...values), 4);
-  const yTicks = ticks.filter((tick) => tick >= -1 && tick <= 1);
-  const tickLabels = yTicks.map((tick) => (tick === 0 ? `0${NBSP}pp` : points(tick, decimalsFor(step))));
+  const yTicks = ticks.filter((tick) => tick >= unit.limits[0] && tick <= unit.limits[1]);
+  const tickLabels = yTicks.map((tick) => (tick === 0 ? (unit === RATES ? `0${NBSP}pp` : '0') : unit.label(tick, unit.decimals(step))));
   const left = Math.max(...tickLabels.map((text) => measurer(text))) + 10;
   const right = width - 12;
   // One day is drawn in the middle, its sequence as a bar as wide as a day would be among a week's.
@@ -394,6 +432,7 @@ function sequenceChart(variant, series, width) {
         'data-difference': p.difference,
         'data-lower': p.confidence_sequence.lower,
         'data-upper': p.confidence_sequence.upper,
+        'data-corrected-verdict': p.corrected_verdict ?? '',
       }),
     );
   }

@@ -1,0 +1,16 @@
+import { pino } from 'pino';
+import { createApp } from '../../server/app';
+import { openStorage, type Storage } from '../../server/storage/database';
+import { listen } from './app';
+import type { StorageEnv } from './process';
+
+/**
+ * Opens the storage (migrating it to the latest) and serves it in this process, for tests that
+ * prepare storage as an older version left it; the closes are pushed onto `cleanups`.
+ */
+export async function serveStorage(storageEnv: StorageEnv, cleanups: Array<() => Promise<void>>): Promise<{ storage: Storage; baseUrl: string }> {
+  const storage = await openStorage({ dataDir: storageEnv.DATA_DIR ?? '', databaseUrl: storageEnv.DATABASE_URL });
+  const server = await listen(createApp({ storage, logger: pino({ level: 'silent' }), validateResponses: true }));
+  cleanups.push(() => storage.close(), () => server.close());
+  return { storage, baseUrl: server.baseUrl };
+}
