@@ -4217,7 +4217,7 @@ export interface components {
          */
         RateLimitReset: number;
         /**
-         * @description CORS: every origin may call the API from a browser (`*`), on every answer. Credentials are bearer tokens in `Authorization`, never cookies, so a page can act only with a credential it was given. `Access-Control-Expose-Headers` beside it lets the page read `ETag`, `Retry-After` and the `RateLimit-*` headers.
+         * @description CORS: every origin may call the API from a browser (`*`), on every answer. Credentials are bearer tokens in `Authorization`, never cookies, so a page can act only with a credential it was given. `Access-Control-Expose-Headers` beside it lets the page read `Retry-After` and the `RateLimit-*` headers.
          * @example *
          */
         "Access-Control-Allow-Origin": "*";
