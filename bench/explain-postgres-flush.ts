@@ -1,9 +1,10 @@
-// `npx tsx bench/explain-postgres-flush.ts [--items 100] [--flushes 3] [--warm 50] [--round-trips]`: where PostgreSQL's
+// `npx tsx bench/explain-postgres-flush.ts [--items 100] [--flushes 3] [--warm 50] [--round-trips] [--keys]`: where PostgreSQL's
 // own time goes in an ingest flush — the database side of a flush, which the server's CPU profile does not see. On a
 // scratch database with the bench team, after --warm batches, it runs --flushes batches of --items new participants
 // with an event through the ingest service, on a connection that prepares statements as the server's do, with
 // auto_explain (log_analyze, log_triggers), and prints each statement's time and, for the write, each foreign-key
 // check's time and calls. With --round-trips, no auto_explain: each round trip's mean time as the service waits for it.
+// With --keys, every item carries an idempotency key never used before.
 import { randomBytes } from 'node:crypto';
 import { once } from 'node:events';
 import type { AddressInfo } from 'node:net';
@@ -22,9 +23,13 @@ import { createBenchTeam } from './lib/setup';
 import { scratchStorage } from './lib/storage';
 
 const { values } = parseArgs({
-  options: { items: { type: 'string', default: '100' }, flushes: { type: 'string', default: '3' }, warm: { type: 'string', default: '50' }, 'round-trips': { type: 'boolean', default: false } },
+  options: { items: { type: 'string', default: '100' }, flushes: { type: 'string', default: '3' }, warm: { type: 'string', default: '50' }, 'round-trips': { type: 'boolean', default: false }, keys: { type: 'boolean', default: false } },
 });
-const batch = () => Array.from({ length: Number(values.items) }, () => ({ participant: `p-${randomBytes(6).toString('hex')}`, event: 'purchase' }));
+const batch = () =>
+  Array.from({ length: Number(values.items) }, () => {
+    const id = randomBytes(6).toString('hex');
+    return { participant: `p-${id}`, event: 'purchase', ...(values.keys && { idempotency_key: `k-${id}` }) };
+  });
 
 const scratch = await scratchStorage('postgres');
 const storage = await openStorage(scratch.options);

@@ -523,11 +523,13 @@ export interface paths {
          * Ingest participant and event data
          * @description Reports that a participant was seen and, optionally, what it did. Accepts the team's ingest key or an API token of a member. One transaction, in this order:
          *
-         *     0. Every reference is checked first — an unknown event, experiment or variant is 404 — then the team's monthly quota (402 when used up). On 402 and 404 nothing at all is stored: not the participant, not an enrolment, not a count.
-         *     1. The participant is created if new; given `notes`/`attributes` update an existing one.
-         *     2. Enrolment: without `experiment`, in every running experiment of the team the participant is not yet enrolled in or excluded from, assigned by hash (see the team config). With `experiment`, in that one only — it must be running (409 otherwise); a participant excluded from it stays out and the answer is still 200. With `variant` too, the client has chosen: that variant is recorded, unless the participant already has an assignment there, which stays (sticky) and is returned.
-         *     3. With `event`: one conversion is counted in each running experiment the participant is enrolled in (only the named one when `experiment` is given). Stopped experiments take no new enrolments or conversions.
-         *     4. The answer holds the participant and all its assignments in running experiments.
+         *     0. With an `idempotency_key` the team has stored within the last 24 hours, the ingest is a replay: it is answered 200 with the `data` answered the first time, and nothing else happens — nothing is checked, stored or counted, no quota is charged.
+         *     1. Every reference is checked first — an unknown event, experiment or variant is 404 — then the team's monthly quota (402 when used up). On 402 and 404 nothing at all is stored: not the participant, not an enrolment, not a count.
+         *     2. The participant is created if new; given `notes`/`attributes` update an existing one.
+         *     3. Enrolment (none at all with `enrol: false`): without `experiment`, in every running experiment of the team the participant is not yet enrolled in or excluded from, assigned by hash (see the team config). With `experiment`, in that one only — it must be running (409 otherwise); a participant excluded from it stays out and the answer is still 200. With `variant` too, the client has chosen: that variant is recorded, unless the participant already has an assignment there, which stays (sticky) and is returned.
+         *     4. With `event`: one conversion is counted in each running experiment the participant is enrolled in (only the named one when `experiment` is given). Stopped experiments take no new enrolments or conversions. With `enrol: false` these are only the experiments it was enrolled in before: an event so reported never enrols anyone.
+         *     5. With `idempotency_key`, the key and this answer are stored in the same transaction (so two requests carrying the key at once store it once, on any server of the same storage). An ingest answered anything but 200 keeps no key: sending it again is processed anew.
+         *     6. The answer holds the participant and all its assignments in running experiments.
          *
          *     Once a change to the team's experiments, variants or events (start, stop, rename, delete) is answered 200, every later ingest, on any server of the same storage, acts on it.
          */
@@ -553,7 +555,9 @@ export interface paths {
          *
          *     Batches are stored in turns with other teams' ingests: the items of a large batch (many items, each enrolling in many running experiments) may be committed over several transactions, about 1 000 enrolments and conversions each, so that another team's ingest waits for one such slice at most; a reader may so see a batch's first items stored before its last. An item refused (402, 404, 409) costs no storage work of its own.
          *
-         *     The request as a whole is checked first: an item that breaks the schema of a single ingest makes it a 400 naming that item (`/body/items/3/participant`) and stores nothing. The body may be up to 1 MiB. A batch counts once against the rate limit, and as many ingests as it has items against the monthly quota.
+         *     Retries count once when items carry an `idempotency_key` (an SDK sends a UUID v4 with each): an item whose key the team has stored within the last 24 hours — by an earlier request, a concurrent one on any server of the same storage, or an earlier item of this batch — is answered 200 with the `data` answered when it was first stored, and stores and charges nothing. So a client that timed out or lost the connection sends the same batch again: the items stored the first time are replays, the others are processed. An item answered 402, 404, 409 or 503 keeps no key; sent again, it is processed anew.
+         *
+         *     The request as a whole is checked first: an item that breaks the schema of a single ingest makes it a 400 naming that item (`/body/items/3/participant`) and stores nothing. The body may be up to 1 MiB. A batch counts once against the rate limit, and as many ingests as it has items against the monthly quota (replays and refused items excepted).
          */
         post: operations["ingest_batch"];
         delete?: never;
@@ -1725,7 +1729,7 @@ export interface components {
             notes?: components["schemas"]["Notes"];
             attributes?: components["schemas"]["Attributes"];
         };
-        /** @description What a product reports when a participant is seen: `participant` (required; its key, or an object with `key`, `notes`, `attributes`), optionally the `event` it just recorded, optionally the one `experiment` to enrol it in, and with that experiment optionally the `variant` the client already chose. With an event of type `value`, `value` is what it carried (required there, and refused with any other event: 409). */
+        /** @description What a product reports when a participant is seen: `participant` (required; its key, or an object with `key`, `notes`, `attributes`), optionally the `event` it just recorded, optionally the one `experiment` to enrol it in, and with that experiment optionally the `variant` the client already chose. With an event of type `value`, `value` is what it carried (required there, and refused with any other event: 409). `enrol: false` reports an event without enrolling anyone (what an SDK's `track()` sends); `idempotency_key` makes a retried item count once. */
         IngestRequest: {
             participant: components["schemas"]["ParticipantKey"] | components["schemas"]["IngestParticipant"];
             /** @description Key of the event the participant recorded; one conversion is counted. */
@@ -1739,6 +1743,16 @@ export interface components {
              * @example 19.99
              */
             value?: number;
+            /**
+             * @description True when not given (the ingest enrols, as it always has). With `false` the item never enrols the participant anywhere: its `event` is counted only in the running experiments the participant is already enrolled in — with `experiment`, only there, and only if enrolled there. The participant is still created if new, its given `notes`/`attributes` stored, and the item counts against the quota as any other; references are checked as always (404; 409 for a named experiment that is not running), and a `variant` is checked but records nothing. Events reported this way never dilute an experiment with participants who never saw it: an SDK enrols through exposures (`experiment` with the `variant` it chose) and tracks events with `enrol: false`. The same name and meaning as the `enrol` of `POST …/evaluate`.
+             * @example false
+             */
+            enrol?: boolean;
+            /**
+             * @description A key the client chose for this item (an SDK sends a UUID v4), so that sending it again — a retry after a timeout or a dropped connection — is counted once. Scoped to the team and case-sensitive; kept 24 hours from when the item was first stored. An item whose key the team has stored within those 24 hours is a replay: it is answered 200 with the `data` the first one was answered (the participant and assignments as they were then, even if they have changed since, and whatever the replay's other fields say), stores nothing, counts no event and charges no quota; it is decided before anything else, so a replay is never 402, 404 or 409. An item answered anything but 200 (402, 404, 409, 503; a 400 for the whole request) stored nothing, so its key is not kept and sending it again is processed anew. Within a batch, an item whose key an earlier item of the batch was stored under is a replay of that item. This holds under concurrency and across server processes: the key is unique in storage per team, and it is stored in the transaction that stores the item, so two requests carrying it at once store it once. Keys older than 24 hours are removed hourly (`INGEST_KEY_WINDOW_SECONDS` on the server changes the 24 hours; see docs/operations.md).
+             * @example 6f1c2a8e-4b7d-4e21-9a53-0c8d7e1f2b34
+             */
+            idempotency_key?: string;
         };
         /** @description The participant as stored, and all its assignments in running experiments. */
         IngestOutcome: {
@@ -4141,14 +4155,20 @@ export interface components {
                  *       "items": [
                  *         {
                  *           "participant": "user-42",
-                 *           "event": "purchase"
+                 *           "event": "purchase",
+                 *           "enrol": false,
+                 *           "idempotency_key": "6f1c2a8e-4b7d-4e21-9a53-0c8d7e1f2b34"
                  *         },
                  *         {
-                 *           "participant": "user-43"
+                 *           "participant": "user-43",
+                 *           "experiment": "checkout_button",
+                 *           "variant": "control",
+                 *           "idempotency_key": "0b9e4c1d-2f3a-4d5e-8f60-7a1b2c3d4e5f"
                  *         },
                  *         {
                  *           "participant": "user-44",
-                 *           "event": "no_such_event"
+                 *           "event": "no_such_event",
+                 *           "idempotency_key": "c3d2e1f0-a9b8-4c7d-96e5-f4a3b2c1d0e9"
                  *         }
                  *       ]
                  *     }

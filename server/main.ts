@@ -3,6 +3,7 @@ import { pino } from 'pino';
 import { createApp } from './app';
 import { ServiceUnavailable } from './http/errors';
 import { writeProblem } from './http/problem';
+import { sweepIngestKeys } from './ingest/keys';
 import { seconds, settingsFromEnv } from './settings';
 import { openStorage } from './storage/database';
 
@@ -43,6 +44,7 @@ const lifecycle = lifecycleFromEnv();
 const logger = pino({ level: settings.logLevel });
 const storage = await openStorage(settings);
 const app = createApp({ storage, logger, validateResponses: settings.validateResponses });
+const stopSweeping = sweepIngestKeys(storage, settings.ingestKeyWindowMs, logger);
 
 let shuttingDown = false;
 /** Responses the app is working on: they finish during a shutdown. */
@@ -110,6 +112,7 @@ function shutDown(signal: NodeJS.Signals): void {
     process.exit(1);
   }, lifecycle.shutdownTimeoutMs).unref();
 
+  stopSweeping();
   for (const res of inFlight) if (!res.headersSent) res.setHeader('Connection', 'close');
   server.close(async () => {
     let code = 0;

@@ -26,6 +26,8 @@ export interface Settings {
   connectTimeoutMs: number;
   /** SQLITE_BUSY_TIMEOUT_SECONDS (5): SQLite — a write waits at most this for another process's write lock, then 503. */
   busyTimeoutMs: number;
+  /** INGEST_KEY_WINDOW_SECONDS (86 400): how long an ingest item's idempotency key is kept. */
+  ingestKeyWindowMs: number;
 }
 
 /** Reads the environment once, at start-up. */
@@ -42,7 +44,13 @@ export function settingsFromEnv(env: NodeJS.ProcessEnv = process.env): Settings 
     rateLimit: rateLimitFromEnv(env),
     connectTimeoutMs: seconds(env, 'DATABASE_CONNECT_TIMEOUT_SECONDS', 5),
     busyTimeoutMs: seconds(env, 'SQLITE_BUSY_TIMEOUT_SECONDS', 5),
+    ingestKeyWindowMs: ingestKeyWindowFromEnv(env),
   };
+}
+
+/** INGEST_KEY_WINDOW_SECONDS (86 400, the contract's 24 hours): how long a stored idempotency key makes its item's resending a replay. */
+export function ingestKeyWindowFromEnv(env: NodeJS.ProcessEnv = process.env): number {
+  return seconds(env, 'INGEST_KEY_WINDOW_SECONDS', 86_400);
 }
 
 /**

@@ -126,6 +126,10 @@ async function experimentLifecycle(
   await ingest({ participant: first, event: revenue, value: 0.1234567 }, 400, 'a value with 7 decimals is 400');
   await ingest({ participant: first, event: revenue }, 409, 'a value event without a value is 409');
   await ingest({ participant: first, event: event.event, value: 1 }, 409, 'a value with a unique event is 409');
+  const tracked = { participant: first, event: event.event, enrol: false, idempotency_key: crypto.randomUUID() };
+  const once = await ingest(tracked, 200, 'counts an event with enrol: false where the participant is enrolled, under an idempotency key');
+  const again = await ingest(tracked, 200, 'the same item again, with its idempotency key: a replay');
+  session.expectThat(`POST ${TEAM}/ingest`, 'a replay is answered the data of the first time', JSON.stringify(again?.data) === JSON.stringify(once?.data));
   const items = [
     { participant: first, experiment: experiment.experiment, event: event.event },
     { participant: first, experiment: experiment.experiment, event: `${event.event}_none` },

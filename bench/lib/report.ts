@@ -226,6 +226,8 @@ export function renderTables(results: Results): string {
     };
     if (r.ingest) row('POST ingest (new participant + event)', r.ingest.single, 'POST');
     if (r.ingest) row(`POST ingest/batch (${BATCH_ITEMS} of them; req/s)`, r.ingest.batch, 'POST');
+    if (r.ingest?.singleKeyed) row('POST ingest, with an idempotency key', r.ingest.singleKeyed, 'POST');
+    if (r.ingest?.batchKeyed) row(`POST ingest/batch (${BATCH_ITEMS}, each with a key; req/s)`, r.ingest.batchKeyed, 'POST');
     for (const read of READS) if (r.reads?.[read]) row(`GET ${read}`, r.reads[read], 'GET');
     if (rows.length > 0) {
       out.push(
@@ -395,6 +397,10 @@ export function ratioSummary(results: Results) {
     engines[engine] = {
       ingest: r.ingest && ratiosOf(r.ingest.single, 'POST', results.baselines),
       batch_items_vs_single: r.ingest && ratio(r.ingest.batch.rps.median * BATCH_ITEMS, r.ingest.single.rps.median),
+      keyed_vs_unkeyed: r.ingest?.singleKeyed && {
+        single: ratio(r.ingest.singleKeyed.rps.median, r.ingest.single.rps.median),
+        batch: ratio(r.ingest.batchKeyed!.rps.median, r.ingest.batch.rps.median),
+      },
       reads: r.reads && Object.fromEntries(READS.filter((read) => r.reads![read]).map((read) => [read, ratiosOf(r.reads![read]!, 'GET', results.baselines)])),
       layers: r.layers && {
         ingest_validation_on_vs_off: ratio(r.layers.shipped.ingest.rps.median, r.layers.without['request validation'].ingest.rps.median),

@@ -70,6 +70,12 @@ export function freshIngestBody(): string {
   return JSON.stringify({ participant: `p-${run}-${++participants}`, event: 'purchase' });
 }
 
+/** The same with an idempotency key never used before, as an SDK sends each item. */
+export function keyedIngestBody(): string {
+  const n = ++participants;
+  return JSON.stringify({ participant: `p-${run}-${n}`, event: 'purchase', idempotency_key: `k-${run}-${n}` });
+}
+
 export function bearer(credential: string): Record<string, string> {
   return { authorization: `Bearer ${credential}` };
 }

@@ -1,7 +1,7 @@
 import type { Environment } from '../lib/environment';
 import { measure, type LoadSpec, type Measurement } from '../lib/load';
 import type { Options } from '../lib/options';
-import { bearer, EXPERIMENTS, freshIngestBody } from '../lib/setup';
+import { bearer, EXPERIMENTS, freshIngestBody, keyedIngestBody } from '../lib/setup';
 
 // Its `select 1` queues behind the transactions still running (SQLite: one connection).
 export const HEALTH = '/api/health';
@@ -27,14 +27,21 @@ export interface IngestResult {
   single: Measurement;
   /** POST …/ingest/batch with BATCH_ITEMS new participants and their events: requests per second (× BATCH_ITEMS: items). */
   batch: Measurement;
+  /** The same two with an idempotency key on every item (what an SDK sends): what storing the keys costs. */
+  singleKeyed?: Measurement;
+  batchKeyed?: Measurement;
 }
 
 export async function ingestPhase(env: Environment, options: Options): Promise<IngestResult> {
   await checkIngest(env);
   const single = await measure(`ingest ${env.engine}`, ingestSpec(env, options), options);
-  const batchBody = () => `{"items":[${Array.from({ length: BATCH_ITEMS }, freshIngestBody).join(',')}]}`;
-  const batch = await measure(`ingest batch of ${BATCH_ITEMS} ${env.engine}`, { ...ingestSpec(env, options), url: `${env.server.url}${env.team.paths.ingest}/batch`, body: batchBody }, options);
-  return { single, batch };
+  // Each keyed figure right after its unkeyed one, on about the same amount of stored data.
+  const singleKeyed = await measure(`ingest with a key ${env.engine}`, { ...ingestSpec(env, options), body: keyedIngestBody }, options);
+  const batchOf = (item: () => string) => () => `{"items":[${Array.from({ length: BATCH_ITEMS }, item).join(',')}]}`;
+  const batchUrl = `${env.server.url}${env.team.paths.ingest}/batch`;
+  const batch = await measure(`ingest batch of ${BATCH_ITEMS} ${env.engine}`, { ...ingestSpec(env, options), url: batchUrl, body: batchOf(freshIngestBody) }, options);
+  const batchKeyed = await measure(`ingest batch of ${BATCH_ITEMS} with keys ${env.engine}`, { ...ingestSpec(env, options), url: batchUrl, body: batchOf(keyedIngestBody) }, options);
+  return { single, batch, singleKeyed, batchKeyed };
 }
 
 /** One request first: a benchmark of error answers would be worthless. */

@@ -2,13 +2,15 @@ import { CompiledQuery, sql } from 'kysely';
 import type { ParticipantRow } from '../participants/store';
 import { teamLock } from '../storage/team-lock';
 import { iso, utcDay } from '../storage/values';
+import { keyId } from './keys';
 import { participantKey, type FlushRead, type FlushStatements, type Histories } from './set-based';
 
 const BEGIN = CompiledQuery.raw('begin');
 
 /**
  * PostgreSQL: a flush of new participants is six round trips (begin, the teams' locks, the
- * teams' read, the participants' read, one write, commit), four when every ingest is refused;
+ * teams' read — with the stored idempotency keys —, the participants' read, one write,
+ * commit), four when every ingest is refused or a replay;
  * three more reads when some participants are stored already. Arrays bound as parameters and
  * `unnest`; the writes are one statement of data-modifying CTEs.
  */
@@ -18,15 +20,28 @@ export const postgresFlush: FlushStatements = {
     for (const team of teams) await connection.executeQuery(teamLock(team));
   },
 
-  async read(db, teams, month) {
-    const { rows } = await sql<{ id: number; config_version: number; used: number }>`
-      select t.id, t.config_version, coalesce(u.count, 0) as used
+  /** With keys to look up, the stored ones come in the same round trip, as rows of their own (`key` not null). */
+  async read(db, teams, month, keys, cutoff) {
+    const { rows } = await sql<{ id: number; config_version: number; used: number; key: string | null; outcome: string | null }>`
+      select t.id, t.config_version, coalesce(u.count, 0) as used, null::text as key, null::text as outcome
       from teams t left join ingest_usage u on u.team_id = t.id and u.month = ${month}
-      where t.id = any(${teams}::bigint[])`.execute(db);
-    const read: FlushRead = { versions: new Map(), used: new Map() };
+      where t.id = any(${teams}::bigint[])
+      ${
+        keys.length === 0
+          ? sql``
+          : sql`union all
+      select k.team_id, null, null, k.key, k.outcome
+      from unnest(${keys.map((k) => k.team)}::bigint[], ${keys.map((k) => k.key)}::text[]) as n(team_id, key)
+      join ingest_keys k on k.team_id = n.team_id and k.key = n.key
+      where k.created_at > ${cutoff}::timestamptz`
+      }`.execute(db);
+    const read: FlushRead = { versions: new Map(), used: new Map(), keys: new Map() };
     for (const row of rows) {
-      read.versions.set(row.id, row.config_version);
-      read.used.set(row.id, Number(row.used));
+      if (row.key !== null) read.keys.set(keyId(row.id, row.key), row.outcome!);
+      else {
+        read.versions.set(row.id, row.config_version);
+        read.used.set(row.id, Number(row.used));
+      }
     }
     return read;
   },
@@ -61,7 +76,7 @@ export const postgresFlush: FlushStatements = {
   /**
    * One statement of data-modifying CTEs: new participants (their ids, for their enrolments and
    * conversions, from its RETURNING), changed ones, enrolments, counters and their daily roll-up,
-   * conversions and quota. It answers the participants it created or changed.
+   * conversions, idempotency keys (only when some are stored) and quota. It answers the participants it created or changed.
    */
   async write(db, flush) {
     const { at, month } = flush;
@@ -135,7 +150,16 @@ export const postgresFlush: FlushStatements = {
             unique_conversions = daily_variant_event_counts.unique_conversions + excluded.unique_conversions,
             sum_y = daily_variant_event_counts.sum_y + excluded.sum_y, sum_y2 = daily_variant_event_counts.sum_y2 + excluded.sum_y2
         returning 1
-      ), used as (
+      )${
+        flush.keys.length === 0
+          ? sql``
+          : sql`, keyed as (
+        insert into ingest_keys (team_id, key, outcome, created_at)
+        select *, ${at}::timestamptz from unnest(${flush.keys.map((k) => k.teamId)}::bigint[], ${flush.keys.map((k) => k.key)}::text[], ${flush.keys.map((k) => k.outcome)}::text[])
+        on conflict (team_id, key) do update set outcome = excluded.outcome, created_at = excluded.created_at where ingest_keys.created_at <= ${flush.keyCutoff}::timestamptz
+        returning 1
+      )`
+      }, used as (
         insert into ingest_usage (team_id, month, count)
         select team_id, ${month}, count from unnest(${quota.map(([team]) => team)}::bigint[], ${quota.map(([, count]) => count)}::bigint[]) as q(team_id, count)
         on conflict (team_id, month) do update set count = ingest_usage.count + excluded.count

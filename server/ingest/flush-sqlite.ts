@@ -2,6 +2,7 @@ import { CompiledQuery, sql } from 'kysely';
 import type { ParticipantRow } from '../participants/store';
 import type { Db } from '../storage/database';
 import { utcDay } from '../storage/values';
+import { keyId } from './keys';
 import { participantKey, type Flush, type FlushRead, type FlushStatements, type Histories } from './set-based';
 
 // A writer in any process waits here (busy timeout) until the others have committed.
@@ -13,23 +14,31 @@ const rowsOf = (rows: unknown[][]) => JSON.stringify(rows);
 /**
  * SQLite: the same flush as PostgreSQL's, with rows bound as JSON arrays (`json_each`). No
  * round trips to save here; what a flush saves is SQLite's per-statement work: two reads (one
- * when every ingest is refused, three more when some participants are stored already) and at
- * most nine writes a flush, where each ingest alone took about ten statements.
+ * when every ingest is refused, three more when some participants are stored already, one more
+ * when some carry an idempotency key) and at most ten writes a flush, where each ingest alone
+ * took about ten statements.
  */
 export const sqliteFlush: FlushStatements = {
   async begin(connection) {
     await connection.executeQuery(BEGIN);
   },
 
-  async read(db, teams, month) {
+  async read(db, teams, month, keys, cutoff) {
     const { rows } = await sql<{ id: number; config_version: number; used: number }>`
       select t.id, t.config_version, coalesce(u.count, 0) as used
       from teams t left join ingest_usage u on u.team_id = t.id and u.month = ${month}
       where t.id in (select value from json_each(${JSON.stringify(teams)}))`.execute(db);
-    const read: FlushRead = { versions: new Map(), used: new Map() };
+    const read: FlushRead = { versions: new Map(), used: new Map(), keys: new Map() };
     for (const row of rows) {
       read.versions.set(row.id, row.config_version);
       read.used.set(row.id, Number(row.used));
+    }
+    if (keys.length > 0) {
+      const stored = await sql<{ team_id: number; key: string; outcome: string }>`
+        select k.team_id, k.key, k.outcome from json_each(${rowsOf(keys.map((k) => [k.team, k.key]))}) n
+        join ingest_keys k on k.team_id = n.value ->> 0 and k.key = n.value ->> 1
+        where k.created_at > ${cutoff}`.execute(db);
+      for (const row of stored.rows) read.keys.set(keyId(row.team_id, row.key), row.outcome);
     }
     return read;
   },
@@ -81,7 +90,7 @@ export const sqliteFlush: FlushStatements = {
   },
 };
 
-/** Everything but the participants' own rows: enrolments, counters and their roll-up, conversions, quota; a statement each. */
+/** Everything but the participants' own rows: enrolments, counters and their roll-up, conversions, idempotency keys, quota; a statement each. */
 async function writeCounts(db: Db, flush: Flush): Promise<void> {
   const day = utcDay(flush.at);
   const variants = [...flush.variantParticipants.entries()].map(([id, { teamId, added }]) => [id, teamId, added]);
@@ -117,6 +126,11 @@ async function writeCounts(db: Db, flush: Flush): Promise<void> {
         on conflict (team_id, variant_id, event_id, day) do update
           set conversions = conversions + excluded.conversions, unique_conversions = unique_conversions + excluded.unique_conversions,
             sum_y = exact_add(sum_y, excluded.sum_y), sum_y2 = exact_add(sum_y2, excluded.sum_y2)`.execute(db);
+  }
+  if (flush.keys.length > 0) {
+    await sql`insert into ingest_keys (team_id, key, outcome, created_at)
+        select value ->> 0, value ->> 1, value ->> 2, ${flush.at} from json_each(${rowsOf(flush.keys.map((k) => [k.teamId, k.key, k.outcome]))}) where true
+        on conflict (team_id, key) do update set outcome = excluded.outcome, created_at = excluded.created_at where ingest_keys.created_at <= ${flush.keyCutoff}`.execute(db);
   }
   await sql`insert into ingest_usage (team_id, month, count)
       select value ->> 0, ${flush.month}, value ->> 1 from json_each(${rowsOf([...flush.quota.entries()])}) where true

@@ -1,9 +1,8 @@
 import type { components } from '../../generated/api';
-import * as enrolments from '../enrolments/store';
 import { toMicros, VALUE_DECIMALS } from '../domain/metric';
 import { BadRequest, HttpError, ServiceUnavailable } from '../http/errors';
 import { problemBody } from '../http/problem';
-import { toParticipant } from '../participants/store';
+import { ingestKeyWindowFromEnv } from '../settings';
 import type { Storage } from '../storage/database';
 import { isStorageUnavailable } from '../storage/unavailable';
 import type { TeamRow } from '../teams/store';
@@ -25,9 +24,8 @@ export async function ingest(storage: Storage, contexts: IngestContexts, team: T
   return ingestChecked(storage, contexts, team, input);
 }
 
-async function ingestChecked(storage: Storage, contexts: IngestContexts, team: TeamRow, input: IngestRequest): Promise<IngestOutcome> {
-  const { participant, assignments } = await flusherOf(storage)({ team, contexts, input });
-  return { participant: toParticipant(participant), assignments: assignments.map(enrolments.toEnrolment) };
+function ingestChecked(storage: Storage, contexts: IngestContexts, team: TeamRow, input: IngestRequest): Promise<IngestOutcome> {
+  return flusherOf(storage)({ team, contexts, input });
 }
 
 /**
@@ -59,11 +57,11 @@ function itemProblem(error: unknown): HttpError | undefined {
   return isStorageUnavailable(error) ? new ServiceUnavailable('Storage failed under this item; it was not stored. Send it again.') : undefined;
 }
 
-// One flusher per storage: its flushes take turns.
+// One flusher per storage: its flushes take turns. Its key window is read from the environment once, as the key sweep's is (main.ts).
 const flushers = new WeakMap<Storage, ReturnType<typeof ingestFlusher>>();
 function flusherOf(storage: Storage): ReturnType<typeof ingestFlusher> {
   let flusher = flushers.get(storage);
-  if (!flusher) flushers.set(storage, (flusher = ingestFlusher(storage.db, storage.engine === 'postgres' ? postgresFlush : sqliteFlush)));
+  if (!flusher) flushers.set(storage, (flusher = ingestFlusher(storage.db, storage.engine === 'postgres' ? postgresFlush : sqliteFlush, ingestKeyWindowFromEnv())));
   return flusher;
 }
 

@@ -4,35 +4,31 @@ import type { ConditionAttributes } from '../domain/conditions';
 import { admits, placeParticipant, type Candidate } from '../domain/eligibility';
 import { metricValue, sumChange, toMicros } from '../domain/metric';
 import { exact } from '../storage/exact-sums';
-import type { EnrolmentRow } from '../enrolments/store';
+import { toEnrolment, type EnrolmentRow } from '../enrolments/store';
 import type { EventRow } from '../events/store';
 import type { ExperimentRow } from '../experiments/store';
 import { targetingOf } from '../experiments/targeting';
 import { Conflict, HttpError, QuotaExceeded } from '../http/errors';
-import type { ParticipantInput, ParticipantRow } from '../participants/store';
+import { toParticipant, type ParticipantInput, type ParticipantRow } from '../participants/store';
 import type { Db } from '../storage/database';
 import { now } from '../storage/values';
 import type { TeamRow } from '../teams/store';
 import { requireVariant } from '../variants/service';
 import type { ResolvedVariant } from '../variants/store';
 import { contextAt, eventOf, experimentOf, variantsIn, type IngestContext, type IngestContexts } from './context';
+import { keyCutoff, KeyedItems, type NamedKey, type StoredKey } from './keys';
 import { quotaMonth } from './quota';
 
 type IngestRequest = components['schemas']['IngestRequest'];
+type IngestOutcome = components['schemas']['IngestOutcome'];
 
 /** One ingest waiting for its flush, and what its caller is told once the flush has committed. */
 export interface IngestJob {
   team: TeamRow;
   contexts: IngestContexts;
   input: IngestRequest;
-  resolve: (outcome: IngestedUnit) => void;
+  resolve: (outcome: IngestOutcome) => void;
   reject: (error: unknown) => void;
-}
-
-/** What the single ingest answers: the participant as stored and its assignments in running experiments. */
-export interface IngestedUnit {
-  participant: ParticipantRow;
-  assignments: EnrolmentRow[];
 }
 
 /** What a flush reads first, under its teams' locks. */
@@ -41,6 +37,8 @@ export interface FlushRead {
   versions: Map<number, number>;
   /** team id → the month's accepted ingests so far. */
   used: Map<number, number>;
+  /** The stored outcomes (IngestOutcome as JSON) of the asked idempotency keys still in their window, by `keyId(team, key)`. */
+  keys: Map<string, string>;
 }
 
 /** The enrolments, exclusions and conversions of stored participants. */
@@ -60,8 +58,8 @@ export interface NamedParticipant {
 export interface FlushStatements {
   /** Opens the flush's transaction, taking every write lock a writer of these teams takes first. */
   begin(connection: Db, teams: number[]): Promise<void>;
-  /** Each team's config version and quota use this month. */
-  read(connection: Db, teams: number[], month: string): Promise<FlushRead>;
+  /** Each team's config version and quota use this month, and which of `keys` are stored since `cutoff` (none asked: no more work). */
+  read(connection: Db, teams: number[], month: string, keys: NamedKey[], cutoff: string): Promise<FlushRead>;
   /** The stored participants the accepted ingests name. */
   participants(connection: Db, named: NamedParticipant[]): Promise<ParticipantRow[]>;
   histories(connection: Db, participants: ParticipantRow[]): Promise<Histories>;
@@ -75,20 +73,22 @@ const ROLLBACK = CompiledQuery.raw('rollback');
 /**
  * A flush of concurrent ingests in a number of statements that does not grow with their number.
  * Under the write locks of their teams (so no other writer of these teams' rows runs meanwhile,
- * in any process), it reads each team's config version and quota use in one query, and decides
- * which ingests are refused — their own 404, 409 or 402, storing nothing of them — from the
- * team's cached context, with no query per ingest. Only for the accepted ones does it read the
+ * in any process), it reads each team's config version and quota use in one query (with the
+ * stored ones among the ingests' idempotency keys), and decides which ingests are replays of a
+ * stored key — answered its stored outcome, nothing else done — and which are refused — their
+ * own 404, 409 or 402, storing nothing of them — from the team's cached context, with no query
+ * per ingest. Only for the accepted ones does it read the
  * participants, their enrolments, exclusions and conversions, decide each in order exactly as a
  * single ingest alone would be decided, write what they change (a statement per table at most)
  * and commit once: each caller is answered after the commit.
  */
-export async function flushIngests(db: Db, statements: FlushStatements, jobs: IngestJob[]): Promise<QuotaUse> {
+export async function flushIngests(db: Db, statements: FlushStatements, jobs: IngestJob[], keyWindowMs: number): Promise<QuotaUse> {
   let flushed: Flushed = { outcomes: [], used: new Map() };
   try {
     await db.connection().execute(async (connection) => {
       await statements.begin(connection, [...new Set(jobs.map((job) => job.team.id))].sort((a, b) => a - b));
       try {
-        flushed = await ingestAll(connection, statements, jobs);
+        flushed = await ingestAll(connection, statements, jobs, keyWindowMs);
         await connection.executeQuery(COMMIT);
       } catch (error) {
         await connection.executeQuery(ROLLBACK).catch(() => {});
@@ -111,7 +111,7 @@ export type QuotaUse = Map<number, number>;
 
 /** What a flush decided for each of its ingests, in their order, and its teams' quota use after it. */
 interface Flushed {
-  outcomes: Array<{ job: IngestJob; outcome: IngestedUnit | HttpError }>;
+  outcomes: Array<{ job: IngestJob; outcome: IngestOutcome | HttpError }>;
   used: QuotaUse;
 }
 
@@ -161,13 +161,18 @@ export interface Flush {
   eventCounts: Map<string, { teamId: number; variantId: number; eventId: number; conversions: number; unique: number; sumY: bigint; sumY2: bigint }>;
   /** team id → ingests it accepts. */
   quota: Map<number, number>;
+  /** The idempotency keys of its accepted ingests, with what each is answered; a key past its window (created before `keyCutoff`) is replaced. */
+  keys: StoredKey[];
+  keyCutoff: string;
 }
 
-async function ingestAll(db: Db, statements: FlushStatements, jobs: IngestJob[]): Promise<Flushed> {
+async function ingestAll(db: Db, statements: FlushStatements, jobs: IngestJob[], keyWindowMs: number): Promise<Flushed> {
   const at = now();
   const month = quotaMonth(at);
+  const cutoff = keyCutoff(at, keyWindowMs);
   const teams = [...new Set(jobs.map((job) => job.team.id))];
-  const read = await statements.read(db, teams, month);
+  const keyed = new KeyedItems(jobs);
+  const read = await statements.read(db, teams, month, keyed.named, cutoff);
   const gone = teams.find((team) => !read.versions.has(team));
   if (gone !== undefined) throw new Error(`No team ${gone}.`);
   // Each team's context once per flush, at the config version read under the team's lock: it holds for the whole flush.
@@ -176,6 +181,8 @@ async function ingestAll(db: Db, statements: FlushStatements, jobs: IngestJob[])
   const refused = new Map<IngestJob, HttpError>();
   const quota = new Map<number, number>();
   for (const job of jobs) {
+    // A replay is decided first: nothing is checked, stored or charged for it.
+    if (keyed.isReplay(job, read.keys)) continue;
     let context = contexts.get(job.team.id);
     if (!context) contexts.set(job.team.id, (context = await contextAt(db, job.contexts, job.team, read.versions.get(job.team.id)!)));
     const unit = await resolve(db, job, context).catch((error: unknown) => (error instanceof HttpError ? error : Promise.reject(error)));
@@ -183,6 +190,7 @@ async function ingestAll(db: Db, statements: FlushStatements, jobs: IngestJob[])
     if (refusal) refused.set(job, refusal);
     else {
       admitted.push(unit as Resolved);
+      keyed.admitted(job);
       quota.set(job.team.id, (quota.get(job.team.id) ?? 0) + 1);
     }
   }
@@ -195,10 +203,13 @@ async function ingestAll(db: Db, statements: FlushStatements, jobs: IngestJob[])
     conversions: new Map(),
     eventCounts: new Map(),
     quota,
+    keys: [],
+    keyCutoff: cutoff,
   };
   const accepted = new Map(admitted.map((unit) => [unit.job, apply(flush, unit)]));
+  flush.keys = keyed.toStore(accepted);
   if (admitted.length > 0) await statements.write(db, flush);
-  return { outcomes: jobs.map((job) => ({ job, outcome: refused.get(job) ?? accepted.get(job)! })), used: read.used };
+  return { outcomes: jobs.map((job) => ({ job, outcome: refused.get(job) ?? accepted.get(job) ?? keyed.replayed(job, accepted) })), used: read.used };
 }
 
 /** The event, experiment and variant an ingest names, from its team's context (404 if any is unknown). */
@@ -255,15 +266,16 @@ async function withHistories(db: Db, statements: FlushStatements, rows: Particip
 /**
  * An accepted ingest applied as the single ingest applies it, against the state the ingests
  * before it in the flush have left: the participant created or updated, enrolled (sticky,
- * exclusions kept) and its event counted.
+ * exclusions kept) and its event counted. Answers what its caller is told.
  */
-function apply(flush: Flush, unit: Resolved): IngestedUnit {
+function apply(flush: Flush, unit: Resolved): IngestOutcome {
   const { at } = flush;
   const team = unit.job.team;
   const state = participantOf(flush.participants, team.id, unit.given, at);
   const enrolled = new Set(state.enrolments.map((enrolment) => enrolment.experiment_id));
   const candidate = candidateOf(state.row);
-  for (const experiment of unit.experiments) {
+  // `enrol: false` enrols nowhere: its event counts only where the participant is enrolled already.
+  for (const experiment of unit.job.input.enrol === false ? [] : unit.experiments) {
     if (experiment.status !== 'running' || enrolled.has(experiment.id) || state.excluded.has(experiment.id)) continue;
     if (holdsGroupOf(state, unit.running, experiment)) continue;
     const targeting = targetingOf(experiment);
@@ -301,7 +313,7 @@ function apply(flush: Flush, unit: Resolved): IngestedUnit {
       flush.eventCounts.set(countsKey, counts);
     }
   }
-  return { participant: state.row, assignments: [...assignments] };
+  return { participant: toParticipant(state.row), assignments: assignments.map(toEnrolment) };
 }
 
 /** The participant as conditions see it: its attributes as stored after this ingest's change, parsed only if a condition asks. */

@@ -1,6 +1,9 @@
 import { HttpError } from '../http/errors';
 import type { Db } from '../storage/database';
-import { flushIngests, type FlushStatements, type IngestedUnit, type IngestJob, type QuotaUse } from './set-based';
+import type { components } from '../../generated/api';
+import { flushIngests, type FlushStatements, type IngestJob, type QuotaUse } from './set-based';
+
+type IngestOutcome = components['schemas']['IngestOutcome'];
 
 /**
  * Rows a flush is expected to write (enrolments and conversions), beyond which it takes no more
@@ -11,7 +14,7 @@ export const FLUSH_ROWS = 1000;
 /** Ingests a flush takes at most, accepted or refused. */
 export const MAX_FLUSH = 500;
 
-type Enqueue = (job: Omit<IngestJob, 'resolve' | 'reject'>) => Promise<IngestedUnit>;
+type Enqueue = (job: Omit<IngestJob, 'resolve' | 'reject'>) => Promise<IngestOutcome>;
 
 /**
  * Collects the ingests that arrive while a flush runs and flushes them next, like the group
@@ -22,7 +25,7 @@ type Enqueue = (job: Omit<IngestJob, 'resolve' | 'reject'>) => Promise<IngestedU
  * large batch) is so split across flushes, and a single ingest of another team that arrives
  * meanwhile joins the next one instead of waiting for the whole batch.
  */
-export function ingestFlusher(db: Db, statements: FlushStatements): Enqueue {
+export function ingestFlusher(db: Db, statements: FlushStatements, keyWindowMs: number): Enqueue {
   const queues = new Map<number, IngestJob[]>();
   const used: QuotaUse = new Map();
   let running = false;
@@ -31,7 +34,7 @@ export function ingestFlusher(db: Db, statements: FlushStatements): Enqueue {
       // Let the requests that arrived meanwhile be read and queued first: better-sqlite3 answers
       // without yielding to the event loop, so flush after flush would otherwise starve them.
       await new Promise((resolve) => setImmediate(resolve));
-      for (const [team, count] of await flushIngests(db, statements, nextFlush(queues, used))) {
+      for (const [team, count] of await flushIngests(db, statements, nextFlush(queues, used), keyWindowMs)) {
         if (!used.has(team) && used.size >= MAX_TEAMS_SEEN) used.clear();
         used.set(team, count);
       }
@@ -39,7 +42,7 @@ export function ingestFlusher(db: Db, statements: FlushStatements): Enqueue {
     running = false;
   }
   return (job) =>
-    new Promise<IngestedUnit>((resolve, reject) => {
+    new Promise<IngestOutcome>((resolve, reject) => {
       let queue = queues.get(job.team.id);
       if (!queue) queues.set(job.team.id, (queue = []));
       queue.push({ ...job, resolve, reject });
@@ -85,7 +88,8 @@ export function nextFlush(queues: Map<number, IngestJob[]>, used: QuotaUse): Ing
 
 /**
  * The rows an ingest is expected to write, from its team's last context: an enrolment in each
- * running experiment it may enter, a conversion in each too with an event; none when it will be
+ * running experiment it may enter (none with `enrol: false`), a conversion in each too with an
+ * event, and its idempotency key; none when it will be
  * refused (the quota was used up at the last flush, or it names an event or experiment known to
  * be refused). Unknown before the team's first flush on this server: such ingests are taken one
  * per flush until it is known.
@@ -96,7 +100,8 @@ function expectedRows(job: IngestJob, used: QuotaUse): number | undefined {
   if (!context) return undefined;
   if (team.ingest_limit !== null && (used.get(team.id) ?? 0) >= team.ingest_limit) return 0;
   if (input.event !== undefined && context.events.get(input.event) instanceof HttpError) return 0;
-  const perExperiment = input.event === undefined ? 1 : 2;
-  if (input.experiment === undefined) return 1 + context.running.length * perExperiment;
-  return context.running.some((experiment) => experiment.key === input.experiment) ? 1 + perExperiment : 0;
+  const perExperiment = (input.enrol === false ? 0 : 1) + (input.event === undefined ? 0 : 1);
+  const own = input.idempotency_key === undefined ? 1 : 2;
+  if (input.experiment === undefined) return own + context.running.length * perExperiment;
+  return context.running.some((experiment) => experiment.key === input.experiment) ? own + perExperiment : 0;
 }

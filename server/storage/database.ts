@@ -14,6 +14,7 @@ import { targeting } from './migrations/005_targeting';
 import { metrics } from './migrations/007_metrics';
 import { participantsOrder } from './migrations/008_participants_order';
 import { guardrails } from './migrations/009_guardrails';
+import { ingestKeys } from './migrations/010_ingest_keys';
 import { minimumEffect } from './migrations/011_minimum_effect';
 import { registerExactAdd } from './exact-sums';
 import { preparingStatements } from './postgres-statements';
@@ -120,6 +121,7 @@ export function migrationsOf(engine: Engine): Record<string, Migration> {
     '007_metrics': metrics(engine),
     '008_participants_order': participantsOrder,
     '009_guardrails': guardrails,
+    '010_ingest_keys': ingestKeys(engine),
     '011_minimum_effect': minimumEffect,
   };
 }

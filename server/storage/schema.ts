@@ -172,6 +172,13 @@ export interface Database {
     month: string;
     count: number;
   };
+  /** An ingest item's idempotency key and the IngestOutcome (JSON) it was answered. */
+  ingest_keys: {
+    team_id: number;
+    key: string;
+    outcome: string;
+    created_at: Timestamp;
+  };
 }
 
 /** The query builder over this schema, on either engine (opened by database.ts). */

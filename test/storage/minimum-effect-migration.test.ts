@@ -28,8 +28,8 @@ describe.each(engines)('migration 011_minimum_effect on %s storage', (engine) =>
     await api.POST('/api/teams/{team}/events', { params: { path }, body: { key: 'purchase' } });
     await api.POST('/api/teams/{team}/experiments', { params: { path }, body: { key: 'exp', event: 'purchase', minimum_effect: 0.05 } });
 
-    // Act: down to 009, then opened again (up to the latest)
-    const down = await migrator(before.storage).migrateTo('009_guardrails');
+    // Act: down to 010, then opened again (up to the latest)
+    const down = await migrator(before.storage).migrateTo('010_ingest_keys');
     const columns = async (storage: Storage) => (await storage.db.introspection.getTables()).find((table) => table.name === 'experiments')!.columns.map((column) => column.name);
     const withoutColumn = await columns(before.storage);
     const kept = await before.storage.db.selectFrom('experiments').select('key').where('team_id', '=', made.team.id).execute();
