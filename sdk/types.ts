@@ -14,7 +14,7 @@ export type Config = Schemas['Config'];
  * One item of the batch ingest, as the SDK sends it: always with an `idempotency_key`, and
  * `enrol: false` for events.
  */
-export type IngestItem = Schemas['IngestRequest'] & { enrol?: boolean; idempotency_key?: string };
+export type IngestItem = Schemas['IngestRequest'];
 
 /** Why something was not delivered or not fetched; passed to `onError`. */
 export type SdkError =

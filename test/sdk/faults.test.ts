@@ -1,13 +1,13 @@
-// The SDK through faults of a real server process: killed mid-flush and restarted on the same
-// storage, rate limited (429 with Retry-After), storage unavailable (503). Whatever happens,
-// every item tracked is counted exactly once.
+// The SDK against real server processes: one killed mid-flush and restarted on the same storage,
+// rate limited (429 with Retry-After), storage unavailable (503) — every item tracked is counted
+// exactly once — and a config change made through another process, streamed to the SDK.
 import { join } from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createClient, type ClientOptions, type SdkError } from 'experimentation-api/sdk';
 import { engines } from '../support/engines';
 import { clientsOf, createTeamAt, freshStorage, kill, startChild, stopAllChildren, stopChild, type ChildServer, type ProcessTeam } from '../support/process';
-import { arrangeCheckout, EVENT, expectedStatistics, EXPERIMENT, note, servedStatistics, type Journal } from '../support/sdk';
+import { arrangeCheckout, EVENT, expectedStatistics, EXPERIMENT, FLAG, note, servedStatistics, type Journal } from '../support/sdk';
 
 /** The SDK's base URL; requests to it go to whichever server process is current. */
 const SERVICE = 'http://service.test';
@@ -130,6 +130,29 @@ describe.each(engines)('the SDK through server faults on %s', (engine) => {
     expect(client.stats()).toMatchObject({ queued: 0, delivered: itemsOf(journal), rejected: 0 });
     expect(await servedStatistics(clientsOf(server.baseUrl, team).api, team.id)).toEqual(expectedStatistics(journal));
     await client.close();
+  });
+
+  it.runIf(engine === 'postgres')('when a flag is flipped through one server process, then an SDK streaming from another gets it', { timeout: 300_000 }, async () => {
+    // Arrange: two processes on one database; the SDK streams from the second, polls an hour apart.
+    const { storageEnv, team, server: writer } = await arranged();
+    const reader = await startChild(storageEnv);
+    const { client, errors, requests } = sdkFor(() => reader, team, { stream: true });
+    await client.ready();
+    const participant = Array.from({ length: 100 }, (_, i) => `streamer-${i}`).find((p) => client.experiment(EXPERIMENT, p) === 'treatment')!;
+    expect(client.feature(FLAG, participant)).toBe('new');
+
+    // Act
+    const { api } = clientsOf(writer.baseUrl, team);
+    const updated = await api.PUT('/api/teams/{team}/features/{feature}', { params: { path: { team: team.id, feature: FLAG } }, body: { enabled: false } });
+    expect(updated.response.status).toBe(200);
+
+    // Assert
+    await expect.poll(() => client.feature(FLAG, participant), { timeout: 10_000 }).toBeNull();
+    expect(requests.filter((request) => request.url.includes('/config')).map((request) => [new URL(request.url).pathname.replace(/^.*\/config/, 'config'), request.status])).toEqual([
+      ['config/stream', 200],
+    ]);
+    await client.close();
+    expect(errors).toEqual([]);
   });
 
   it.runIf(engine === 'sqlite')('when storage is unavailable (503: another process holds the write lock), then the SDK retries until it is back, and every item is counted once', { timeout: 300_000 }, async () => {
