@@ -1,4 +1,4 @@
-// `node --expose-gc --import tsx bench/sdk.ts [--rounds 3] [--seconds 1] [--rate 10000] [--load-seconds 5] [--down-seconds 60]`:
+// `node --expose-gc --import tsx bench/sdk.ts [--rounds 3] [--seconds 1] [--rate 10000] [--load-seconds 5] [--down-seconds 60] [--flips 20]`:
 // the SDK (generated/sdk.js, as consumers get it) against the real server, a process of its own on scratch SQLite.
 // (a) Decisions per second, in process: `experiment()` against GrowthBook's `runInlineExperiment()` and
 //     `feature()` against its `evalFeature()` (GrowthBookClient, its server-side SDK), on the same 5 running
@@ -9,6 +9,8 @@
 //     while the client goes on at `--rate`: the live heap (after a
 //     full collection) every 5 s, the queue at its bound, what was dropped; then the service back.
 // (d) Config polls with nothing changed: status and body bytes of each answer after the first.
+// (e) `--flips` flag flips through the API, one after the other: from the PUT being sent until a streaming
+//     client's `feature()` answers the new value.
 // Prints the figures and writes bench/results/<day>-sdk.json.
 import { writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
@@ -27,6 +29,7 @@ const { values } = parseArgs({
     rate: { type: 'string', default: '10000' },
     'load-seconds': { type: 'string', default: '5' },
     'down-seconds': { type: 'string', default: '60' },
+    flips: { type: 'string', default: '20' },
   },
 });
 const rounds = Number(values.rounds);
@@ -224,10 +227,25 @@ const outage = {
   drainSeconds: Math.round(drainSeconds * 10) / 10,
 };
 
+// (e) Flips reaching a streaming client.
+const streaming = createClient({ baseUrl, team, ingestKey: created.ingest_key, pollIntervalMs: 3_600_000, onError: () => undefined });
+await streaming.ready();
+const flipMs: number[] = [];
+for (let flip = 0; flip < Number(values.flips); flip++) {
+  const enabled = flip % 2 === 1;
+  const sentAt = performance.now();
+  const put = fetch(`${baseUrl}/api/teams/${team}/features/flag_1`, { method: 'PUT', headers: { authorization: `Bearer ${created.token}`, 'content-type': 'application/json' }, body: JSON.stringify({ enabled }) });
+  while ((streaming.feature('flag_1', 'user-1') === null) === enabled) await new Promise((resolve) => setImmediate(resolve));
+  flipMs.push(performance.now() - sentAt);
+  if ((await put).status !== 200) throw new Error('a flip failed');
+}
+await streaming.close();
+const flips = { count: flipMs.length, ms: spread(flipMs) };
+
 await server.stop();
 await scratch.drop();
 
-const results = { rounds, secondsPerRound: Number(values.seconds), decisions, agreement, load, unchangedPolls, outage };
+const results = { rounds, secondsPerRound: Number(values.seconds), decisions, agreement, load, unchangedPolls, outage, flips, flipMs };
 const perSecond = (n: number) => Math.round(n).toLocaleString('en-US');
 console.log(`(a) decisions per second, median of ${rounds} rounds [min–max], ${EXPERIMENTS} experiments, ${FLAGS} flags`);
 for (const [name, s] of Object.entries(decisions)) console.log(`  ${name.padEnd(34)} ${perSecond(s.median).padStart(12)}  [${perSecond(s.min)}–${perSecond(s.max)}]`);
@@ -238,6 +256,7 @@ console.log(`(b) ${perSecond(load.items)} items at ${perSecond(load.itemsPerSeco
 console.log(`(c) ${downSeconds} s down, ${perSecond(outage.items)} items: live heap ${outage.heapBeforeMiB} → ${outage.heapAfterMiB} MiB, queue ${outage.queuedAtEnd}, dropped ${outage.dropped}; back: ${outage.deliveredOnceBack} delivered in ${outage.drainSeconds} s`);
 console.log(`    heap every 5 s: ${heap.map((sample) => `${sample.second}s ${sample.heapMiB} MiB (${sample.queued})`).join(', ')}`);
 console.log(`(d) unchanged polls: ${JSON.stringify(unchangedPolls.map((poll) => `${poll.status}/${poll.bytes} B`))}`);
+console.log(`(e) ${flips.count} flips to a streaming client: median ${flips.ms.median.toFixed(1)} ms [${flips.ms.min.toFixed(1)}–${flips.ms.max.toFixed(1)}]`);
 writeFileSync(`bench/results/${new Date().toISOString().slice(0, 10)}-sdk.json`, JSON.stringify(results, null, 2) + '\n');
 if (sink === Number.MIN_VALUE) console.log(sink);
 
