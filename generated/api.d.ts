@@ -109,9 +109,41 @@ export interface paths {
         };
         /**
          * Team configuration
-         * @description What SDKs need to assign participants and read flags without a round trip per decision: the running experiments (key, hash seed, goal event, variants with `control` and resolved `traffic`) and all feature flags. Accepts the team's ingest key, so it is safe to call from client-side code. The structure only ever grows (additive changes). It is always current: once a change to an experiment, variant, goal event or flag has been answered 200, every later config read, on any server of the same storage, includes it (servers keep the built config per team and rebuild it when the team's stored version moves). Every answer carries an `ETag` naming the config version; a request whose `If-None-Match` names the current one is answered 304 with no body (the team is still authenticated and checked first), so an SDK polling every few seconds costs almost nothing. 403 for a valid credential of another team; 404 for an unknown team.
+         * @description What SDKs need to assign participants and read flags without a round trip per decision: the running experiments (key, hash seed, goal event, variants with `control` and resolved `traffic`) and all feature flags. Accepts the team's ingest key, so it is safe to call from client-side code. The structure only ever grows (additive changes). It is always current: once a change to an experiment, variant, goal event or flag has been answered 200, every later config read, on any server of the same storage, includes it (servers keep the built config per team and rebuild it when the team's stored version moves). Every answer carries an `ETag` naming the config version; a request whose `If-None-Match` names the current one is answered 304 with no body (the team is still authenticated and checked first), so an SDK polling every few seconds costs almost nothing. 403 for a valid credential of another team; 404 for an unknown team. To be sent each change as it happens instead, open `GET /api/teams/{team}/config/stream`.
          */
         get: operations["config_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/teams/{team}/config/stream": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Team configuration, streamed
+         * @description The team config (`GET /api/teams/{team}/config`) kept current over one long-lived answer, as Server-Sent Events, so that a change reaches connected SDKs within about a second instead of at their next poll. Same credentials and checks as `GET …/config`: the team's ingest key or an API token of a member (401 without a valid one; 403 for a valid credential of another team; 404 for an unknown team); all of these are answered before the stream opens, as problem bodies.
+         *
+         *     **Messages.** The answer is 200 `text/event-stream` (with `Cache-Control: no-cache`). Its first line is `retry: 1000`, followed by a blank line: reconnect after one second when the stream drops. Then, at once, the current config, unless the request's `Last-Event-ID` equals the current config's `ETag` (the caller holds it already). Each config is one message of three lines and a blank line:
+         *     ```
+         *     event: config
+         *     id: "<team>.<config version>"
+         *     data: {"data": <Config>}
+         *     ```
+         *     `id` is exactly the `ETag` that `GET …/config` answers for that config (quotes included, e.g. `"1.43"`), and `data` is exactly its body, JSON on one line. A message is sent whenever the team's config version moves — any change to what the config holds: experiments (created, changed, started, stopped, deleted), their variants, goal events and the team's events, feature flags — once the change is committed, from whichever server process of the same storage made it (on PostgreSQL, processes tell each other through `LISTEN`/`NOTIFY`). Changes that come quickly one after another may be sent as one message with the newest config: versions only grow, so each message carries the whole current config and supersedes every earlier one; `id`s never go back. A comment line `: keep-alive` (and a blank line) is sent every 15 seconds, so proxies and clients can tell an idle stream from a dead one; the server also checks the team's version then, so a change it was not told of (another process on SQLite, a lost database connection) arrives within those 15 seconds.
+         *
+         *     **Reconnecting and polling.** A client that loses the stream reconnects (after `retry`, with growing backoff while it keeps failing), sending the `id` of the last message it got as `Last-Event-ID`: it then receives the current config only if it changed meanwhile. While it cannot stream (a proxy that buffers, 429, 503), a client should poll `GET …/config` with `If-None-Match: <the last ETag>` every few seconds instead — a 304 costs almost nothing — and try the stream again later. The credential goes in `Authorization`, which a browser's `EventSource` cannot send: read the stream with `fetch`, in browsers as in Node 20 (which has no `EventSource`) — read the body as it comes, split it on blank lines, remember the last `id` and send it as `Last-Event-ID` when reconnecting (CORS allows both headers).
+         *
+         *     **Limits and ending.** Each credential may hold at most 10 open streams per server process (`CONFIG_STREAMS_PER_CREDENTIAL`); one more is answered 429 with `Retry-After`. A server process holds at most 1 000 streams (`CONFIG_STREAMS_PER_PROCESS`); one more is answered 503 with `Retry-After` (another process behind the same address may take it). Opening a stream counts as one request against the rate limit. The server ends every open stream at once when it shuts down, and a stream whose team is deleted or whose credential is revoked ends at the next change or keep-alive; clients reconnect (and are then answered 401, 404 or by another process).
+         */
+        get: operations["config_stream"];
         put?: never;
         post?: never;
         delete?: never;
@@ -1602,7 +1634,7 @@ export interface components {
             srm: components["schemas"]["SampleRatioMismatch"];
             /** @description True when `srm.p_value` is below 0.001: the participants are not split as the traffic says, so assignment or data collection is broken and no verdict should be trusted until that is found. The results page shows it as a warning. */
             srm_warning: boolean;
-            /** @description The always-valid inference the verdicts and confidence sequences use: the mixture sequential probability ratio test with a normal mixture (Johari, Pekelis & Walsh, "Always Valid Inference: Continuous Monitoring of A/B Tests", Operations Research 70(3), 2022), as the confidence sequence of Howard, Ramdas, McAuliffe & Sekhon ("Time-uniform, nonparametric, nonasymptotic confidence sequences", Annals of Statistics 49(2), 2021, eq. 14) for the difference of the unique conversion rates with its normal approximation. With `d = p_V − p_C`, `V = p_V(1 − p_V)/n_V + p_C(1 − p_C)/n_C` and `τ = mixing_sd`, the sequence is `d ± √(V(V + τ²)/τ² · (ln((V + τ²)/V) − 2 ln α))`. It holds at any stopping time: in this service's seeded simulation of 1 000 A/A experiments looked at every 100 participants up to 10 000, it declared a difference in 2.2 % of them, where the fixed-horizon test did in 37.7 %. */
+            /** @description The always-valid inference the verdicts and confidence sequences use: the mixture sequential probability ratio test with a normal mixture (Johari, Pekelis & Walsh, "Always Valid Inference: Continuous Monitoring of A/B Tests", Operations Research 70(3), 2022), as the confidence sequence of Howard, Ramdas, McAuliffe & Sekhon ("Time-uniform, nonparametric, nonasymptotic confidence sequences", Annals of Statistics 49(2), 2021, eq. 14) for the difference of the unique conversion rates with its normal approximation. With `d = p_V − p_C`, `V = p_V(1 − p_V)/n_V + p_C(1 − p_C)/n_C` and `τ = mixing_sd`, the sequence is `d ± √(V(V + τ²)/τ² · (ln((V + τ²)/V) − 2 ln α))`. It holds at any stopping time: in this service's seeded simulation of 1 000 A/A experiments looked at every 100 participants up to 10 000, it declared a difference in 2.2 % of them, where the fixed-horizon test did in 37.2 %. */
             method: {
                 /**
                  * @description The method's name.
@@ -2273,6 +2305,56 @@ export interface components {
                  *       "title": "Not Found",
                  *       "status": 404,
                  *       "detail": "No team 9."
+                 *     }
+                 */
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
+        /** @description The stream of the team's config, as Server-Sent Events (the HTML standard's `text/event-stream`, UTF-8), open until the client closes it or the server ends it. It starts with `retry: 1000` (reconnect after one second), then the current config unless `Last-Event-ID` names it, then one message per change of the config; a comment line `: keep-alive` comes every 15 seconds. Each message is three lines and a blank one: `event: config`, `id: <the config's ETag, quotes included>` and `data: <the body GET …/config answers, {"data": Config}, as JSON on one line>`. */
+        ConfigStream: {
+            headers: {
+                /** @description `no-cache`: the stream is never stored by a cache or proxy. */
+                "Cache-Control"?: "no-cache";
+                "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example retry: 1000
+                 *
+                 *     event: config
+                 *     id: "1.42"
+                 *     data: {"data":{"team":1,"experiments":[],"features":[{"key":"new_checkout","enabled":true,"value":"on","rules":[]}]}}
+                 *
+                 *     : keep-alive
+                 *
+                 *     event: config
+                 *     id: "1.43"
+                 *     data: {"data":{"team":1,"experiments":[],"features":[{"key":"new_checkout","enabled":false,"value":"on","rules":[]}]}}
+                 */
+                "text/event-stream": string;
+            };
+        };
+        /** @description Too many requests, or too many open streams: the credential already holds as many config streams open on this server process as it may (10 unless the operator sets `CONFIG_STREAMS_PER_CREDENTIAL`), or it has used up its requests of the current window. Nothing was opened; retry after `Retry-After` seconds, or close a stream first — or poll `GET /api/teams/{team}/config` with `If-None-Match` instead. */
+        ConfigStreamsExhausted: {
+            headers: {
+                "Retry-After": components["headers"]["RetryAfter"];
+                "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "type": "urn:experimentation:problem:too-many-streams",
+                 *       "title": "Too Many Requests",
+                 *       "status": 429,
+                 *       "detail": "This credential already holds 10 open config streams on this server; close one or retry in 5 s."
                  *     }
                  */
                 "application/problem+json": components["schemas"]["Problem"];
@@ -3845,6 +3927,11 @@ export interface components {
          */
         IfNoneMatch: string;
         /**
+         * @description The `id` of the last message the caller received on an earlier connection (what `EventSource` sends by itself when it reconnects): the current config's `ETag`, quotes included. When it names the current version, the stream opens without the initial message, since the caller holds that config already; any other value (an older version, another team's, anything malformed) just gets the current config first.
+         * @example "1.42"
+         */
+        LastEventId: string;
+        /**
          * @description Accepted for clients that send `include` on every list and get, but nothing is embedded in this resource: only an empty `include=` is accepted (it means "nothing"); any value is a 400 naming `/query/include`. Related resources are read through their own operations.
          * @example []
          */
@@ -4414,6 +4501,37 @@ export interface operations {
             403: components["responses"]["ConfigForbidden"];
             404: components["responses"]["ConfigTeamNotFound"];
             429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    config_stream: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description The `id` of the last message the caller received on an earlier connection (what `EventSource` sends by itself when it reconnects): the current config's `ETag`, quotes included. When it names the current version, the stream opens without the initial message, since the caller holds that config already; any other value (an older version, another team's, anything malformed) just gets the current config first.
+                 * @example "1.42"
+                 */
+                "Last-Event-ID"?: components["parameters"]["LastEventId"];
+            };
+            path: {
+                /**
+                 * @description The team's integer id; a non-integer is 400 and an unknown id 404. A team the credential does not reach answers as an unknown one (404) on every operation but the team config, which answers a valid credential of another team 403.
+                 * @example 1
+                 */
+                team: components["parameters"]["TeamParameter"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["ConfigStream"];
+            400: components["responses"]["BadTeam"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["ConfigForbidden"];
+            404: components["responses"]["ConfigTeamNotFound"];
+            429: components["responses"]["ConfigStreamsExhausted"];
             500: components["responses"]["InternalServerError"];
             503: components["responses"]["ServiceUnavailable"];
         };

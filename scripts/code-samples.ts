@@ -25,6 +25,8 @@ interface Request {
   body?: unknown;
   /** The environment variable holding the credential the sample sends, if any. */
   credential?: 'TOKEN' | 'INGEST_KEY';
+  /** Its 200 is a stream of Server-Sent Events (the config stream): read as it comes, never to its end. */
+  stream: boolean;
 }
 
 function requestOf(document: Node, template: string, method: string, operation: Node): Request {
@@ -36,7 +38,8 @@ function requestOf(document: Node, template: string, method: string, operation: 
   // The public health check is shown without a credential; ingest with the ingest key SDKs use.
   const isPublic = security.some((requirement) => Object.keys(requirement).length === 0);
   const credential = isPublic ? undefined : first && 'ingestKey' in first ? 'INGEST_KEY' : 'TOKEN';
-  return { method: method.toUpperCase(), template, path, body, credential };
+  const stream = 'text/event-stream' in (deref(document, operation.responses?.['200'] ?? {}).content ?? {});
+  return { method: method.toUpperCase(), template, path, body, credential, stream };
 }
 
 const shellQuote = (text: string) => `'${text.replace(/'/g, `'\\''`)}'`;
@@ -44,7 +47,8 @@ const shellQuote = (text: string) => `'${text.replace(/'/g, `'\\''`)}'`;
 /** The path with its examples, the team as the shell variable: safe in double quotes (encodeURIComponent leaves no `$`, `` ` `` or `"`). */
 function curl(request: Request): string {
   const path = request.template.replace(/\{(\w+)\}/g, (_, name: string) => (name === 'team' ? `$${SAMPLE_ENVIRONMENT.team}` : encodeURIComponent(String(request.path[name]))));
-  const lines = [`curl -X ${request.method} "$${SAMPLE_ENVIRONMENT.baseUrl}${path}"`];
+  // -N: print each message as it arrives instead of buffering.
+  const lines = [`curl ${request.stream ? '-N ' : ''}-X ${request.method} "$${SAMPLE_ENVIRONMENT.baseUrl}${path}"`];
   if (request.credential) lines.push(`-H "Authorization: Bearer $${request.credential}"`);
   if (request.body !== undefined) lines.push(`-H 'Content-Type: application/json'`, `-d ${shellQuote(JSON.stringify(request.body))}`);
   return lines.join(' \\\n  ');
@@ -69,7 +73,9 @@ function typescript(request: Request): string {
   }
   if (request.body !== undefined) init.push(`  body: ${literal(request.body, '  ')},`);
   const credential = request.credential ? `, process.env.${request.credential}` : '';
+  if (request.stream) init.push(`  parseAs: 'stream',`);
   const call = init.length > 0 ? `api.${request.method}('${request.template}', {\n${init.join('\n')}\n})` : `api.${request.method}('${request.template}')`;
+  if (request.stream) return streamSample(credential, call);
   return [
     "import { createApiClient } from 'experimentation-api';",
     '',
@@ -77,6 +83,30 @@ function typescript(request: Request): string {
     `const { data, error } = await ${call};`,
     'if (error) throw new Error(`${error.status} ${error.detail}`);',
     'console.log(data.data);',
+  ].join('\n');
+}
+
+/** A stream read message by message: each `data` line is a body such as GET …/config answers. */
+function streamSample(credential: string, call: string): string {
+  return [
+    "import { createApiClient } from 'experimentation-api';",
+    '',
+    `const api = createApiClient(process.env.${SAMPLE_ENVIRONMENT.baseUrl}!${credential});`,
+    `const { response, error } = await ${call};`,
+    'if (error) throw new Error(`${error.status} ${error.detail}`);',
+    '// Messages end with a blank line; each has `event: config`, `id: <ETag>` and `data: <JSON>`.',
+    'const reader = response.body!.pipeThrough(new TextDecoderStream()).getReader();',
+    "let text = '';",
+    'for (;;) {',
+    '  const { done, value } = await reader.read();',
+    '  if (done) break;',
+    '  text += value;',
+    "  for (let end = text.indexOf('\\n\\n'); end >= 0; end = text.indexOf('\\n\\n')) {",
+    "    const data = text.slice(0, end).split('\\n').find((line) => line.startsWith('data: '));",
+    '    text = text.slice(end + 2);',
+    '    if (data) console.log(JSON.parse(data.slice(6)).data);',
+    '  }',
+    '}',
   ].join('\n');
 }
 

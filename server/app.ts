@@ -2,6 +2,7 @@ import express, { type Express } from 'express';
 import type { Logger } from 'pino';
 import { identifyIn } from './auth/authenticate';
 import { configRoutes } from './config/routes';
+import { ConfigStreams } from './config/streams';
 import { evaluateRoutes } from './evaluate/routes';
 import { eventRoutes } from './events/routes';
 import { experimentRoutes } from './experiments/routes';
@@ -19,7 +20,7 @@ import { ingestRoutes } from './ingest/routes';
 import { participantRoutes } from './participants/routes';
 import { serveResultsPage } from './results/page';
 import { resultRoutes } from './results/routes';
-import { rateLimitFromEnv, trustProxyFromEnv, type RateLimitSettings, type TrustProxy } from './settings';
+import { configStreamsFromEnv, rateLimitFromEnv, trustProxyFromEnv, type RateLimitSettings, type TrustProxy } from './settings';
 import type { Storage } from './storage/database';
 import { loadTeam } from './teams/middleware';
 import { teamRoutes, userRoutes } from './teams/routes';
@@ -35,6 +36,8 @@ export interface AppOptions {
   rateLimit?: RateLimitSettings;
   /** Express's `trust proxy` (who tells the client address); TRUST_PROXY from the environment when not given. */
   trustProxy?: TrustProxy;
+  /** The config streams this process holds (main.ts ends them at shutdown); CONFIG_STREAMS_* from the environment when not given. */
+  configStreams?: ConfigStreams;
 }
 
 /**
@@ -42,7 +45,7 @@ export interface AppOptions {
  * preflights answered there; then, for /api, the rate limit counts the request before anything
  * does work on it — the contract's routing (404/405), authentication, body parsing, validation.
  */
-export function createApp({ storage, logger, validateResponses, validateRequests = process.env.VALIDATE_REQUESTS !== 'false', rateLimit = rateLimitFromEnv(), trustProxy = trustProxyFromEnv() }: AppOptions): Express {
+export function createApp({ storage, logger, validateResponses, validateRequests = process.env.VALIDATE_REQUESTS !== 'false', rateLimit = rateLimitFromEnv(), trustProxy = trustProxyFromEnv(), configStreams = new ConfigStreams(configStreamsFromEnv()) }: AppOptions): Express {
   const contract = loadContract();
   const app = express();
   app.set('case sensitive routing', true);
@@ -56,12 +59,13 @@ export function createApp({ storage, logger, validateResponses, validateRequests
   serveResultsPage(app);
 
   if (rateLimit.enabled) app.use(rateLimiter(rateLimit));
-  useContractGate(app, contract, identifyIn(storage.db), { validateRequests, validateResponses });
+  const identify = identifyIn(storage.db);
+  useContractGate(app, contract, identify, { validateRequests, validateResponses });
 
   const api = express.Router({ caseSensitive: true });
   api.use(healthRoutes(storage));
   api.use(userRoutes(storage));
-  api.use('/teams/:team/config', configRoutes(storage));
+  api.use('/teams/:team/config', configRoutes(storage, { identify, streams: configStreams }));
   api.use('/teams/:team', loadTeam(storage.db));
   api.use('/teams/:team', teamRoutes(storage));
   api.use('/teams/:team/events', eventRoutes(storage));

@@ -1,6 +1,7 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { pino } from 'pino';
 import { createApp } from './app';
+import { ConfigStreams } from './config/streams';
 import { ServiceUnavailable } from './http/errors';
 import { writeProblem } from './http/problem';
 import { sweepIngestKeys } from './ingest/keys';
@@ -43,7 +44,8 @@ const settings = settingsFromEnv();
 const lifecycle = lifecycleFromEnv();
 const logger = pino({ level: settings.logLevel });
 const storage = await openStorage(settings);
-const app = createApp({ storage, logger, validateResponses: settings.validateResponses });
+const configStreams = new ConfigStreams(settings.configStreams);
+const app = createApp({ storage, logger, validateResponses: settings.validateResponses, configStreams });
 const stopSweeping = sweepIngestKeys(storage, settings.ingestKeyWindowMs, logger);
 
 let shuttingDown = false;
@@ -94,7 +96,7 @@ server.listen(settings.port, settings.host, () => {
 
 /**
  * SIGTERM / SIGINT: stop accepting connections; refuse (503) requests that arrive on open
- * connections; let the requests in flight finish (they answer with `Connection: close`); close
+ * connections; end the config streams; let the other requests in flight finish (they answer with `Connection: close`); close
  * idle keep-alive connections; then close storage and exit 0. If that takes longer than
  * SHUTDOWN_TIMEOUT_SECONDS, or a second signal comes, exit 1 at once: a transaction cut short is
  * rolled back by the database, so a request is then done completely or not at all.
@@ -114,6 +116,8 @@ function shutDown(signal: NodeJS.Signals): void {
 
   stopSweeping();
   for (const res of inFlight) if (!res.headersSent) res.setHeader('Connection', 'close');
+  // Config streams would never finish by themselves: they end now, and their clients reconnect elsewhere.
+  configStreams.endAll();
   server.close(async () => {
     let code = 0;
     try {

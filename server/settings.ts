@@ -8,6 +8,14 @@ export interface RateLimitSettings {
   perAddress: number;
 }
 
+/** How many config streams (GET /api/teams/{team}/config/stream) a server process holds open. */
+export interface ConfigStreamSettings {
+  /** CONFIG_STREAMS_PER_CREDENTIAL (10): per API token or ingest key; one more is a 429. */
+  perCredential: number;
+  /** CONFIG_STREAMS_PER_PROCESS (1 000): in all; one more is a 503. */
+  perProcess: number;
+}
+
 /** Express's `trust proxy`: which hops' `X-Forwarded-For` to believe when telling the client address. */
 export type TrustProxy = boolean | number | string;
 
@@ -22,6 +30,7 @@ export interface Settings {
   logLevel: string;
   trustProxy: TrustProxy;
   rateLimit: RateLimitSettings;
+  configStreams: ConfigStreamSettings;
   /** DATABASE_CONNECT_TIMEOUT_SECONDS (5): PostgreSQL — a request waits at most this for a connection, then 503. */
   connectTimeoutMs: number;
   /** SQLITE_BUSY_TIMEOUT_SECONDS (5): SQLite — a write waits at most this for another process's write lock, then 503. */
@@ -42,6 +51,7 @@ export function settingsFromEnv(env: NodeJS.ProcessEnv = process.env): Settings 
     logLevel: env.LOG_LEVEL ?? 'info',
     trustProxy: trustProxyFromEnv(env),
     rateLimit: rateLimitFromEnv(env),
+    configStreams: configStreamsFromEnv(env),
     connectTimeoutMs: seconds(env, 'DATABASE_CONNECT_TIMEOUT_SECONDS', 5),
     busyTimeoutMs: seconds(env, 'SQLITE_BUSY_TIMEOUT_SECONDS', 5),
     ingestKeyWindowMs: ingestKeyWindowFromEnv(env),
@@ -63,6 +73,14 @@ export function rateLimitFromEnv(env: NodeJS.ProcessEnv = process.env): RateLimi
     windowSeconds: integer(env, 'RATE_LIMIT_WINDOW_SECONDS', 60, 86_400),
     perCredential: integer(env, 'RATE_LIMIT_PER_CREDENTIAL', 60_000, 1_000_000_000),
     perAddress: integer(env, 'RATE_LIMIT_PER_ADDRESS', 6_000, 1_000_000_000),
+  };
+}
+
+/** CONFIG_STREAMS_PER_CREDENTIAL (10) and CONFIG_STREAMS_PER_PROCESS (1 000). */
+export function configStreamsFromEnv(env: NodeJS.ProcessEnv = process.env): ConfigStreamSettings {
+  return {
+    perCredential: integer(env, 'CONFIG_STREAMS_PER_CREDENTIAL', 10, 1_000_000),
+    perProcess: integer(env, 'CONFIG_STREAMS_PER_PROCESS', 1000, 1_000_000),
   };
 }
 

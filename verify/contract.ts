@@ -86,13 +86,53 @@ export function violations(operation: Operation, answer: Answer): string[] {
   const media = (answer.headers.get('content-type') ?? '').split(';')[0]!.trim();
   if (!response.content) return found;
   if (!(media in response.content)) return [...found, `media type '${media}' is not documented for ${answer.status}`];
-  let body: unknown;
-  try {
-    body = JSON.parse(answer.text);
-  } catch {
-    return [...found, 'the body is not JSON'];
+  let body: unknown = answer.text;
+  if (media === EVENT_STREAM) found.push(...eventStreamViolations(answer.text));
+  else {
+    try {
+      body = JSON.parse(answer.text);
+    } catch {
+      return [...found, 'the body is not JSON'];
+    }
   }
   const validate = validatorAt(`${pointer}/content/${escape(media)}/schema`);
   if (!validate(body)) found.push(...(validate.errors ?? []).map((error) => `body ${describe(error)}`));
+  return found;
+}
+
+export const EVENT_STREAM = 'text/event-stream';
+
+/** The messages of a Server-Sent Events text, up to its last blank line: each one's fields, and comments left out. */
+export function eventsOf(text: string): Array<Record<string, string>> {
+  const complete = text.slice(0, text.lastIndexOf('\n\n') + 1);
+  return complete
+    .split('\n\n')
+    .map((block) => block.split('\n').filter((line) => line !== '' && !line.startsWith(':')))
+    .filter((lines) => lines.length > 0)
+    .map((lines) => Object.fromEntries(lines.map((line) => [line.slice(0, line.indexOf(':')), line.slice(line.indexOf(':') + 1).replace(/^ /, '')])));
+}
+
+/**
+ * What breaks the config stream's description in the messages read: `retry` first, then
+ * `config` messages whose `id` is a config ETag and whose `data` is the body GET …/config answers.
+ */
+function eventStreamViolations(text: string): string[] {
+  const [first, ...messages] = eventsOf(text);
+  const found: string[] = [];
+  if (first?.retry === undefined) found.push('the stream does not start with retry');
+  const configBody = validatorAt('#/components/responses/Config/content/application~1json/schema');
+  const etag = validatorAt('#/components/headers/ETag/schema');
+  for (const [index, message] of messages.entries()) {
+    if (message.event !== 'config') found.push(`message ${index + 1}: event is '${message.event}', not 'config'`);
+    if (!etag(message.id)) found.push(`message ${index + 1}: id '${message.id}' is not a config ETag`);
+    let data: unknown;
+    try {
+      data = JSON.parse(message.data ?? '');
+    } catch {
+      found.push(`message ${index + 1}: data is not JSON`);
+      continue;
+    }
+    if (!configBody(data)) found.push(...(configBody.errors ?? []).map((error) => `message ${index + 1}: data ${describe(error)}`));
+  }
   return found;
 }

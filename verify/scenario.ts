@@ -60,6 +60,9 @@ async function readTeam(session: Session, path: { team: number }) {
   await session.call({ purpose: 'the config again, unchanged: 304 with no body', operation: `GET ${TEAM}/config`, path, credential: 'ingest-key', headers: { 'if-none-match': '*' }, expect: 304 });
   await session.call({ purpose: 'the config of a team that does not exist is 404', operation: `GET ${TEAM}/config`, path: { team: Number.MAX_SAFE_INTEGER }, credential: 'ingest-key', expect: 404 });
   await session.call({ purpose: 'the config without a credential is 401', operation: `GET ${TEAM}/config`, path, credential: 'none', expect: 401 });
+  await session.call({ purpose: 'the config stream, with the ingest key: retry, then the current config (read, then closed)', operation: `GET ${TEAM}/config/stream`, path, credential: 'ingest-key', messages: 1, expect: 200 });
+  await session.call({ purpose: 'the config stream of a team that does not exist is 404', operation: `GET ${TEAM}/config/stream`, path: { team: Number.MAX_SAFE_INTEGER }, credential: 'ingest-key', messages: 1, expect: 404 });
+  await session.call({ purpose: 'the config stream without a credential is 401', operation: `GET ${TEAM}/config/stream`, path, credential: 'none', messages: 1, expect: 401 });
 }
 
 async function events(session: Session, path: { team: number }, event: { team: number; event: string }) {

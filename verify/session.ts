@@ -1,6 +1,6 @@
 // One run of the kit against a deployment: each call goes to one operation of the contract, is
 // checked against it, and is recorded under that operation.
-import { operations, violations, type Operation } from './contract';
+import { EVENT_STREAM, eventsOf, operations, violations, type Operation } from './contract';
 
 export interface Target {
   /** Where the API is served, without a trailing slash; its path is kept (`http://host/experiments` → `http://host/experiments/api/…`). */
@@ -34,6 +34,8 @@ export interface Call {
   credential?: 'token' | 'ingest-key' | 'none' | { bearer: string };
   /** Request headers of the call's own (`If-None-Match`), beside the credential and content type. */
   headers?: Record<string, string>;
+  /** A stream (`text/event-stream`): read until this many messages came after `retry`, then closed. */
+  messages?: number;
   /** The status the contract says this call gets (or any of several, where either is right). */
   expect: number | number[];
 }
@@ -73,12 +75,13 @@ export class Session {
       if (remaining <= 0) throw new DeadlinePassed('the run reached its deadline (--deadline)');
       const response = await fetch(url, { method: operation.method, headers, body: call.body === undefined ? undefined : JSON.stringify(call.body), signal });
       status = response.status;
-      const text = await readBody(response, this.limits.maxResponseBytes);
+      const streamed = call.messages !== undefined && (response.headers.get('content-type') ?? '').startsWith(EVENT_STREAM);
+      const text = streamed ? await readEvents(response, call.messages! + 1, this.limits.maxResponseBytes) : await readBody(response, this.limits.maxResponseBytes);
       const expected = [call.expect].flat();
       if (!expected.includes(status)) failures.push(`status ${status}, expected ${expected.join(' or ')}`);
       failures.push(...violations(operation, { status, headers: response.headers, text }));
       try {
-        parsed = JSON.parse(text);
+        parsed = streamed ? eventsOf(text) : JSON.parse(text);
       } catch {
         parsed = undefined;
       }
@@ -143,4 +146,23 @@ async function readBody(response: Response, maxBytes: number): Promise<string> {
     chunks.push(value);
   }
   return new TextDecoder().decode(Buffer.concat(chunks));
+}
+
+/** A stream's text up to its `count`th message (comments aside), then the stream closed: it never ends by itself. */
+async function readEvents(response: Response, count: number, maxBytes: number): Promise<string> {
+  if (!response.body) return '';
+  const reader = response.body.getReader();
+  const decoder = new TextDecoder();
+  let text = '';
+  try {
+    while (eventsOf(text).length < count) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      text += decoder.decode(value, { stream: true });
+      if (text.length > maxBytes) throw new Error(`the stream exceeds ${maxBytes} bytes before its message ${count} (--max-response-bytes)`);
+    }
+  } finally {
+    await reader.cancel().catch(() => {});
+  }
+  return text;
 }

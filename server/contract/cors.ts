@@ -4,10 +4,10 @@ import type { ContractDocument } from './document';
 
 const METHODS = ['get', 'put', 'post', 'delete', 'patch', 'head', 'options', 'trace'] as const;
 
-/** What a browser may send cross-origin: the bearer credential and a JSON body. */
-export const CORS_ALLOWED_HEADERS = 'Authorization, Content-Type';
-/** Answer headers a page may read besides the CORS-safelisted ones. */
-export const CORS_EXPOSED_HEADERS = 'Retry-After, RateLimit-Limit, RateLimit-Remaining, RateLimit-Reset';
+/** What a browser may send cross-origin: the bearer credential, a JSON body, and an SDK's config revalidation and stream resumption. */
+export const CORS_ALLOWED_HEADERS = 'Authorization, Content-Type, If-None-Match, Last-Event-ID';
+/** Answer headers a page may read besides the CORS-safelisted ones (ETag: for If-None-Match). */
+export const CORS_EXPOSED_HEADERS = 'Retry-After, RateLimit-Limit, RateLimit-Remaining, RateLimit-Reset, ETag';
 /** How long a browser may reuse a preflight's answer: 2 hours, the most Chromium honours. */
 export const CORS_MAX_AGE_SECONDS = 7200;
 

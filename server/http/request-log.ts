@@ -14,7 +14,7 @@ export interface LoggedRequest {
 }
 
 /**
- * One log line per request, written when its response has finished: the request's id, method,
+ * One log line per request, written when its response has finished or its client went away: the request's id, method,
  * URL (query values dropped: a client may put a token in `?access_token=`; anything shaped like
  * a token or ingest key redacted wherever it stands: a bare query, after `;`, in the path), client address and
  * user agent — never its headers, so never Authorization or Cookie — then the status and the
@@ -31,8 +31,11 @@ export function requestLog(logger: Logger): RequestHandler {
       userAgent: req.headers['user-agent'],
     };
     res.locals.loggedRequest = logged;
-    res.once('finish', () => {
-      logger.info({ req: logged, res: { statusCode: res.statusCode }, responseTime: Math.round(performance.now() - started) }, 'request completed');
+    // 'close', not 'finish': a response the client went away from first — a config stream it
+    // closed, above all — is logged too, marked `closedByClient`.
+    res.once('close', () => {
+      const closedByClient = !res.writableFinished;
+      logger.info({ req: logged, res: { statusCode: res.statusCode }, responseTime: Math.round(performance.now() - started), ...(closedByClient && { closedByClient }) }, 'request completed');
     });
     next();
   };

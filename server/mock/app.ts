@@ -63,6 +63,8 @@ export function createMockApp({ logger, team, token, ingestKey }: MockOptions): 
     const answer = documentedAnswer(contract as object, operation, preferenceOf(req.get('prefer')));
     res.status(answer.status).set(answer.headers);
     if (answer.mediaType === null) res.end();
+    // The config stream's example: its messages, then the end (a client reconnects as it would to the server).
+    else if (answer.mediaType === 'text/event-stream') res.type(answer.mediaType).set('Cache-Control', 'no-cache').send(answer.body);
     else res.type(answer.mediaType).json(answer.body);
   });
   app.use((req) => {

@@ -19,8 +19,10 @@ import { minimumEffect } from './migrations/011_minimum_effect';
 import { registerExactAdd } from './exact-sums';
 import { preparingStatements } from './postgres-statements';
 import type { Database, Db } from './schema';
+import { postgresSignals } from './postgres-listener';
 import { ImmediateSqliteDialect } from './sqlite-dialect';
 import { reusingStatements } from './sqlite-statements';
+import { localSignals, registerSignals, type TeamSignals } from './team-signals';
 
 export type { Db } from './schema';
 
@@ -31,6 +33,8 @@ export interface Storage {
   batched: Batched;
   /** SQLite: what the connection reports for its journal and sync modes (WAL, 2 = FULL); logged at start-up. */
   durability?: { journal_mode: string; synchronous: number };
+  /** Committed changes of a team's config, announced to this process's listeners (see changingConfig). */
+  signals: TeamSignals;
   close(): Promise<void>;
 }
 
@@ -83,7 +87,9 @@ function openSqlite(dataDir: string, busyTimeoutMs: number, log?: LogConfig): St
     synchronous: Number(database.pragma('synchronous', { simple: true })),
   };
   const db = new Kysely<Database>({ dialect: new ImmediateSqliteDialect({ database: reusingStatements(database) }), log });
-  return { db, engine: 'sqlite', batched: groupCommit(db, 'sqlite'), durability, close: () => db.destroy() };
+  const signals = localSignals();
+  registerSignals(db, signals);
+  return { db, engine: 'sqlite', batched: groupCommit(db, 'sqlite'), durability, signals, close: () => db.destroy() };
 }
 
 function openPostgres(connectionString: string, poolSize = 10, connectTimeoutMs = DEFAULT_CONNECT_TIMEOUT_MS, log?: LogConfig): Storage {
@@ -106,7 +112,13 @@ function openPostgres(connectionString: string, poolSize = 10, connectTimeoutMs 
   // rejects with it, so here it is only kept from becoming an uncaught exception.
   pool.on('connect', (client) => client.on('error', () => {}));
   const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: preparingStatements(pool) }), log });
-  return { db, engine: 'postgres', batched: groupCommit(db, 'postgres'), close: () => db.destroy() };
+  const signals = postgresSignals(connectionString);
+  registerSignals(db, signals);
+  const close = async () => {
+    await signals.close();
+    await db.destroy();
+  };
+  return { db, engine: 'postgres', batched: groupCommit(db, 'postgres'), signals, close };
 }
 
 /** The schema's migrations, in order. */

@@ -24,6 +24,9 @@ const HEALTH: OperationKey = 'GET /api/health';
 const INGEST: OperationKey = 'POST /api/teams/{team}/ingest';
 const INGEST_BATCH: OperationKey = 'POST /api/teams/{team}/ingest/batch';
 const EVALUATE: OperationKey = 'POST /api/teams/{team}/evaluate';
+/** Its 200 is an endless stream of Server-Sent Events, not a JSON body. */
+const CONFIG_STREAM: OperationKey = 'GET /api/teams/{team}/config/stream';
+const EVENT_STREAM_BODY: Pointer = '#/components/responses/ConfigStream/content/text~1event-stream/schema';
 /** Every operation the document must have: the published interface's and our additions. */
 const ALL = published.endpoints.length + ADDITIONS.length;
 const JSON_MEDIA = 'application/json';
@@ -480,7 +483,15 @@ describe('3. removed operations and properties, headers, security', () => {
 describe('4. responses and operation metadata', () => {
   const statusOf = (operation: Operation, status: string) => operation.responses.find((r) => r.status === status);
 
-  it.each(operationRows)('%s: has a 200 whose JSON body is an object with `data` required, and no other 2xx', (_key, operation) => {
+  it(`${CONFIG_STREAM}: has a 200 that is text/event-stream (a string) alone, and no other 2xx`, () => {
+    const operation = operationByKey.get(CONFIG_STREAM)!;
+    const media = mediaOf(statusOf(operation, '200')!);
+    expect(media.map((m) => [m.mediaType, deref(m.media.schema, child(m.pointer, 'schema')).pointer])).toEqual([['text/event-stream', EVENT_STREAM_BODY]]);
+    expect(typesOf(at(EVENT_STREAM_BODY) as Node)).toEqual(['string']);
+    expect(operation.responses.map((r) => r.status).filter((s) => /^2/.test(s))).toEqual(['200']);
+  });
+
+  it.each(operationRows.filter(([key]) => key !== CONFIG_STREAM))('%s: has a 200 whose JSON body is an object with `data` required, and no other 2xx', (_key, operation) => {
     const ok = statusOf(operation, '200');
     expect(ok).toBeDefined();
     const media = mediaOf(ok!);
@@ -705,7 +716,8 @@ describe('6. typed, closed and bounded schemas', () => {
       ({ schema }) =>
         typeof schema.maxLength !== 'number' && !('enum' in schema) && !('const' in schema) && schema.format !== 'date-time',
     );
-    expect(unbounded.map((v) => v.pointer)).toEqual([]);
+    // The config stream's body is endless by design; each of its messages is bounded by the config's limits.
+    expect(unbounded.map((v) => v.pointer)).toEqual([EVENT_STREAM_BODY]);
   });
 
   it('when a schema admits arrays, then it has maxItems', () => {

@@ -114,4 +114,5 @@ export const ADDITIONS: Endpoint[] = [
   operation('POST', `${TEAM}/ingest/batch`, 'Ingest a batch'),
   operation('GET', `${TEAM}/experiments/{experiment}/results`, 'Experiment results'),
   operation('POST', `${TEAM}/evaluate`, 'Evaluate flags and experiments for a participant'),
+  operation('GET', `${TEAM}/config/stream`, 'Team configuration, streamed'),
 ];

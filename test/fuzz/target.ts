@@ -29,8 +29,17 @@ export function sendWire(baseUrl: string, agent: Agent, op: Operation, request: 
   return new Promise((resolve, reject) => {
     const req = httpRequest({ host: url.hostname, port: url.port, method: request.method, path: urlPath(op, request), headers, agent }, (res) => {
       const chunks: Buffer[] = [];
-      res.on('data', (chunk: Buffer) => chunks.push(chunk));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, contentType: String(res.headers['content-type'] ?? ''), headers: res.headers, text: Buffer.concat(chunks).toString('utf8') }));
+      const answer = () => ({ status: res.statusCode ?? 0, contentType: String(res.headers['content-type'] ?? ''), headers: res.headers, text: Buffer.concat(chunks).toString('utf8') });
+      // An event stream never ends: what came until its first complete message, then the connection closed.
+      const stream = String(res.headers['content-type'] ?? '').startsWith('text/event-stream');
+      res.on('data', (chunk: Buffer) => {
+        chunks.push(chunk);
+        if (stream && Buffer.concat(chunks).includes('\n\n')) {
+          resolve(answer());
+          res.destroy();
+        }
+      });
+      res.on('end', () => resolve(answer()));
       res.on('error', reject);
     });
     req.on('error', reject);

@@ -4,6 +4,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { createApiClient } from 'experimentation-api';
 import { createToken, revokeToken, rotateIngestKey } from '../../server/admin/service';
 import { engines, useServer } from '../support/engines';
+import { bodyOrFirstMessage } from '../support/event-stream';
 import type { TestTeam } from '../support/server';
 
 /**
@@ -99,7 +100,7 @@ const credentials: Credential[] = [
 
 /** The status the contract's rules (info.description, Authentication) give for the pair. */
 function expectedStatus(op: Operation, credential: Credential): number {
-  const isConfig = op.operationId === 'config_get';
+  const isConfig = op.operationId === 'config_get' || op.operationId === 'config_stream';
   switch (credential) {
     case "the team's revoked API token":
     case "the team's rotated-out ingest key":
@@ -164,9 +165,9 @@ const ownTeamSetup: Record<string, { fixture?: Partial<Fixture>; body?: unknown 
 };
 
 describe('the bundled contract', () => {
-  it('when it is read, then it has the 41 operations this table covers', () => {
-    expect(operations).toHaveLength(41);
-    expect(new Set(operations.map((op) => op.operationId)).size).toBe(41);
+  it('when it is read, then it has the 42 operations this table covers', () => {
+    expect(operations).toHaveLength(42);
+    expect(new Set(operations.map((op) => op.operationId)).size).toBe(42);
   });
 });
 
@@ -278,7 +279,7 @@ describe.each(engines)('authorization on %s', (engine) => {
       headers: { ...authorization, ...(body !== undefined && { 'content-type': 'application/json' }) },
       body: body === undefined ? undefined : JSON.stringify(body),
     });
-    const text = await response.text();
+    const text = await bodyOrFirstMessage(response);
     expect(response.status, text).toBe(status);
     expect(op.documented.has(response.status), `${response.status} is documented on ${op.operationId}`).toBe(true);
     if (status >= 400) {
@@ -298,10 +299,10 @@ describe.each(engines)('authorization on %s', (engine) => {
 // A sanity check of the table itself, so a wrong generator does not pass silently.
 describe('the generated table', () => {
   it('when it is built, then each operation is tried with each credential and the non-team operations are the four', () => {
-    expect(cases).toHaveLength(41 * credentials.length);
+    expect(cases).toHaveLength(42 * credentials.length);
     expect(credentials).toHaveLength(8);
     expect(operations.filter((op) => !op.teamScoped).map((op) => op.template)).toEqual(['/api/health', '/api/user', '/api/current-team', '/api/teams']);
-    expect(operations.filter((op) => op.acceptsIngestKey && !op.isPublic).map((op) => op.operationId).sort()).toEqual(['config_get', 'evaluate', 'ingest', 'ingest_batch']);
+    expect(operations.filter((op) => op.acceptsIngestKey && !op.isPublic).map((op) => op.operationId).sort()).toEqual(['config_get', 'config_stream', 'evaluate', 'ingest', 'ingest_batch']);
   });
 
   it('when the own-team setups are read, then each names an operation of the contract', () => {

@@ -72,14 +72,14 @@ describe.each(engines)('CORS on %s', (engine) => {
     ['405', 405, () => send('/api/user', { method: 'PATCH' })],
     ['415', 415, () => send(`/api/teams/${team.id}/events`, { method: 'POST', headers: { 'content-type': 'text/plain' }, body: 'x' })],
     ['the contract', 200, () => send('/openapi.json', { token: null })],
-  ])('when the answer is %s, then Access-Control-Allow-Origin is * and the rate-limit headers are exposed', async (_name, status, request) => {
+  ])('when the answer is %s, then Access-Control-Allow-Origin is * and the rate-limit headers and ETag are exposed', async (_name, status, request) => {
     const response = await request();
     await response.arrayBuffer();
     expect(response.status).toBe(status);
     expect(response.headers.get('access-control-allow-origin')).toBe('*');
     expect(response.headers.get('access-control-allow-credentials')).toBeNull();
     expect(listed(response.headers.get('access-control-expose-headers'))).toEqual(
-      ['RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset', 'Retry-After'].sort(),
+      ['ETag', 'RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset', 'Retry-After'].sort(),
     );
   });
 
@@ -105,7 +105,7 @@ describe.each(engines)('CORS on %s', (engine) => {
     expect(await response.text()).toBe('');
     expect(response.headers.get('access-control-allow-origin')).toBe('*');
     expect(listed(response.headers.get('access-control-allow-methods'))).toEqual(methodsOf(template));
-    expect(response.headers.get('access-control-allow-headers')).toBe('Authorization, Content-Type');
+    expect(response.headers.get('access-control-allow-headers')).toBe('Authorization, Content-Type, If-None-Match, Last-Event-ID');
     expect(Number(response.headers.get('access-control-max-age'))).toBeGreaterThan(0);
   });
 

@@ -1,0 +1,113 @@
+import type { Request, Response } from 'express';
+import type { Identify } from '../auth/authenticate';
+import { HttpError } from '../http/errors';
+import type { Storage } from '../storage/database';
+import { requireTeam } from '../teams/access';
+import type { TeamRow } from '../teams/store';
+import { currentConfig, type TeamConfigs } from './service';
+import type { ConfigStreams } from './streams';
+
+/** How often a comment line keeps an idle stream alive, and the team's version is looked at again. */
+export const KEEP_ALIVE_MS = 15_000;
+/** What a client may leave unread before its stream is ended: it is not reading, or far too slowly. */
+const MAX_UNREAD_BYTES = 4 * 1024 * 1024;
+
+/** The config's entity tag, as GET …/config answers it and as a stream's message `id`. */
+export function etagOf(team: Pick<TeamRow, 'id' | 'config_version'>): string {
+  return `"${team.id}.${team.config_version}"`;
+}
+
+export interface StreamContext {
+  storage: Storage;
+  configs: TeamConfigs;
+  identify: Identify;
+  streams: ConfigStreams;
+}
+
+/**
+ * Serves one config stream (the contract's `config_stream`): admits it under the bounds, sends
+ * `retry`, then the current config unless the client holds it, then the config again whenever
+ * the team's version moves — told by the storage's signals, and looked at on every keep-alive.
+ * Each look goes through the same checks as the request that opened the stream (credential,
+ * team, access), so a revoked credential or a deleted team ends it.
+ */
+export function serveConfigStream({ storage, configs, identify, streams }: StreamContext, req: Request, res: Response, team: TeamRow, credential: { bearer: string; hash: string }): void {
+  // The client went away while the team was looked up: its 'close' has been and gone.
+  if (res.destroyed) return;
+  let sentVersion = req.get('Last-Event-ID') === etagOf(team) ? team.config_version : undefined;
+  let ended = false;
+  let checking = false;
+  let checkAgain = false;
+
+  const end = () => {
+    if (ended) return;
+    ended = true;
+    clearInterval(keepAlive);
+    unsubscribe();
+    release();
+    res.end();
+  };
+  const release = streams.admit(credential.hash, { end });
+
+  res.writeHead(200, {
+    'Content-Type': 'text/event-stream; charset=utf-8',
+    'Cache-Control': 'no-cache',
+    // Proxies such as nginx buffer answers unless told not to.
+    'X-Accel-Buffering': 'no',
+  });
+  res.write('retry: 1000\n\n');
+
+  const write = (text: string) => {
+    if (ended) return;
+    if (res.destroyed) return end();
+    res.write(text);
+    if (res.writableLength > MAX_UNREAD_BYTES) end();
+  };
+
+  /** Sends the config if the team's version moved since the last one sent; one look at a time, the last request kept. */
+  const check = async (current?: TeamRow): Promise<void> => {
+    if (ended) return;
+    if (checking) {
+      checkAgain = true;
+      return;
+    }
+    checking = true;
+    try {
+      do {
+        checkAgain = false;
+        const row = current ?? (await recheckedTeam());
+        current = undefined;
+        if (!row || ended) return end();
+        if (row.config_version === sentVersion) continue;
+        const config = await currentConfig(storage.db, configs, row);
+        if (ended) return;
+        sentVersion = row.config_version;
+        write(`event: config\nid: ${etagOf(row)}\ndata: ${JSON.stringify({ data: config })}\n\n`);
+      } while (checkAgain && !ended);
+    } catch {
+      // Storage does not answer: the next signal or keep-alive looks again.
+    } finally {
+      checking = false;
+    }
+  };
+
+  /** The team as the credential reaches it now, or undefined when it no longer does. */
+  const recheckedTeam = async (): Promise<TeamRow | undefined> => {
+    const principal = await identify(credential.bearer);
+    if (!principal) return undefined;
+    try {
+      return await requireTeam(storage.db, principal, team.id, 'config');
+    } catch (error) {
+      if (error instanceof HttpError) return undefined;
+      throw error;
+    }
+  };
+
+  const unsubscribe = storage.signals.subscribe(team.id, () => void check());
+  const keepAlive = setInterval(() => {
+    write(': keep-alive\n\n');
+    void check();
+  }, KEEP_ALIVE_MS);
+  res.once('close', end);
+  void check(team);
+}
