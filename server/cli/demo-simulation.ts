@@ -15,7 +15,8 @@ const PURCHASE_RATE: Record<string, number> = { control: 0.1, redesign: 0.12 };
 const ADD_TO_CART_RATE = 0.3;
 /** What a purchase brings, in euros: a basket of 20 to 120, the same in both variants (revenue per visitor follows the purchase rate). */
 const BASKET = { least: 20, spread: 100 };
-const BATCH = 500;
+/** At most this many visitors between two flushes. */
+const VISITORS_PER_FLUSH = 500;
 
 export interface Simulation {
   participants: number;
@@ -50,7 +51,7 @@ export async function simulate(storage: Storage, team: { id: number; token: stri
     sdk = createClient({ baseUrl, team: team.id, ingestKey: team.ingestKey, onError: failure, stream: false, flushIntervalMs: 3_600_000 });
     await sdk.ready();
     // Two hours of visitors per batch, so that each day gets its share
-    const perBatch = Math.min(BATCH, Math.ceil(simulation.participants / (simulation.days * 12)));
+    const perBatch = Math.min(VISITORS_PER_FLUSH, Math.ceil(simulation.participants / (simulation.days * 12)));
     for (let done = 0; done < simulation.participants; ) {
       const size = Math.min(perBatch, simulation.participants - done);
       // Visitors arrive evenly over the days; the last ones now
