@@ -7252,8 +7252,9 @@ var sha256 = /* @__PURE__ */ createHasher(
 
 // server/domain/sha256.ts
 var encoder = new TextEncoder();
+var nodeHash = globalThis.process?.getBuiltinModule?.("node:crypto")?.hash;
 function sha2562(text) {
-  return sha256(encoder.encode(text));
+  return nodeHash ? nodeHash("sha256", text, "buffer") : sha256(encoder.encode(text));
 }
 
 // server/domain/assignment.ts

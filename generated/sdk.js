@@ -721,8 +721,9 @@ var sha256 = /* @__PURE__ */ createHasher(
 
 // server/domain/sha256.ts
 var encoder = new TextEncoder();
+var nodeHash = globalThis.process?.getBuiltinModule?.("node:crypto")?.hash;
 function sha2562(text) {
-  return sha256(encoder.encode(text));
+  return nodeHash ? nodeHash("sha256", text, "buffer") : sha256(encoder.encode(text));
 }
 
 // server/domain/assignment.ts
@@ -7810,8 +7811,8 @@ function startDelivery(options) {
           await pause(retry.next(lastRetryAfter), stop.signal, waiters.length > 0 || closing);
         } else {
           retry.reset();
+          due = false;
         }
-        if (queue.length === 0) due = false;
         answerWaiters();
       }
     } finally {

@@ -108,8 +108,10 @@ export function startDelivery(options: DeliveryOptions): Delivery {
           await pause(retry.next(lastRetryAfter), stop.signal, waiters.length > 0 || closing);
         } else {
           retry.reset();
+          // The interval has been served: what is left waits for the next one or a full batch, so
+          // a steady stream goes out as one request per interval, not one per round trip.
+          due = false;
         }
-        if (queue.length === 0) due = false;
         answerWaiters();
       }
     } finally {
