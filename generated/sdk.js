@@ -723,7 +723,10 @@ var sha256 = /* @__PURE__ */ createHasher(
 var encoder = new TextEncoder();
 var nodeHash = globalThis.process?.getBuiltinModule?.("node:crypto")?.hash;
 function sha2562(text) {
-  return nodeHash ? nodeHash("sha256", text, "buffer") : sha256(encoder.encode(text));
+  return nodeHash ? nodeHash("sha256", text, "buffer") : portableSha256(text);
+}
+function portableSha256(text) {
+  return sha256(encoder.encode(text));
 }
 
 // server/domain/assignment.ts

@@ -15,5 +15,10 @@ const nodeHash: NodeHash | undefined = (globalThis as { process?: NodeProcess })
  * package and then run by Node, still uses Node's hash; all give the same bytes.
  */
 export function sha256(text: string): Uint8Array {
-  return nodeHash ? nodeHash('sha256', text, 'buffer') : digest(encoder.encode(text));
+  return nodeHash ? nodeHash('sha256', text, 'buffer') : portableSha256(text);
+}
+
+/** The portable digest browsers use. */
+export function portableSha256(text: string): Uint8Array {
+  return digest(encoder.encode(text));
 }
