@@ -1552,7 +1552,7 @@ export interface components {
             means_sequence: components["schemas"]["MeansSequence"];
             /** @description The always-valid p-value of the event's metric, the one the corrections and `corrected_verdict` use. For a `unique` event, that of `difference` (see `method`): `min(1, 1/Λ)` with `Λ = √(V/(V + τ²)) · exp(τ² d² / (2V(V + τ²)))`, at most 0.05 exactly when `confidence_sequence` excludes 0; null when `confidence_sequence` is. For a `count` or `value` event, that of the difference of means, `means_sequence.always_valid_p_value`; null when `means_sequence` is. Valid at any stopping time, uncorrected. */
             always_valid_p_value: components["schemas"]["NullableNumber"];
-            /** @description `always_valid_p_value` corrected for the event's role, over every event of the team whatever `events` chooses (so the figure does not depend on the selection); a null p-value is not a test and stays null. Goal: Holm's step-down over the variants (Holm, "A simple sequentially rejective multiple test procedure", Scandinavian Journal of Statistics 6(2), 1979): sorted ascending `p₍₁₎ ≤ … ≤ p₍ₘ₎`, `p̃₍ᵢ₎ = max_{j≤i} min(1, (m − j + 1) p₍ⱼ₎)`; since each p-value is always valid, a false "better" or "worse" among the variants at any look, ever, has probability at most 0.05 (Ville's inequality and the union bound, whatever the dependence). Secondary events: Benjamini–Hochberg over all variants × secondary events together (Benjamini & Hochberg, "Controlling the false discovery rate", JRSS B 57(1), 1995): `p̃₍ᵢ₎ = min_{j≥i} min(1, m p₍ⱼ₎ / j)`, keeping the expected share of false discoveries at 0.05. Guardrail: the p-value itself. Ties sort by event order (the goal first, then by key), then variant order. In the service's seeded simulation of 1 000 A/A/A/A experiments with 20 events (the goal and 19 secondary), looked at daily for 14 days with 300 new participants per arm a day, the goal's family-wise false positives were 1.8 % and the secondary events' false discoveries (at any look) 0.0 %; uncorrected, the secondary events gave 31.2 %. */
+            /** @description `always_valid_p_value` corrected for the event's role, over every event of the team whatever `events` chooses (so the figure does not depend on the selection); a null p-value is not a test and stays null. Goal: Holm's step-down over the variants (Holm, "A simple sequentially rejective multiple test procedure", Scandinavian Journal of Statistics 6(2), 1979): sorted ascending `p₍₁₎ ≤ … ≤ p₍ₘ₎`, `p̃₍ᵢ₎ = max_{j≤i} min(1, (m − j + 1) p₍ⱼ₎)`; since each p-value is always valid, a false "better" or "worse" among the variants at any look, ever, has probability at most 0.05 (Ville's inequality and the union bound, whatever the dependence). Secondary events: Benjamini–Hochberg over all variants × secondary events together (Benjamini & Hochberg, "Controlling the false discovery rate", JRSS B 57(1), 1995): `p̃₍ᵢ₎ = min_{j≥i} min(1, m p₍ⱼ₎ / j)`, keeping the expected share of false discoveries at 0.05. Guardrail: the p-value itself. Ties sort by event order (the goal first, then by key), then variant order. In the service's seeded simulation of 1 000 A/A/A/A experiments with 20 events (the goal and 19 secondary), looked at daily for 14 days with 300 new participants per arm a day, the goal's family-wise false positives were 1.8 % and the secondary events' false discoveries (at any look) 0.3 %; uncorrected, the secondary events gave 45.9 %. */
             adjusted_p_value: components["schemas"]["NullableNumber"];
             corrected_verdict: components["schemas"]["CorrectedVerdict"];
         };
@@ -1634,7 +1634,7 @@ export interface components {
             srm: components["schemas"]["SampleRatioMismatch"];
             /** @description True when `srm.p_value` is below 0.001: the participants are not split as the traffic says, so assignment or data collection is broken and no verdict should be trusted until that is found. The results page shows it as a warning. */
             srm_warning: boolean;
-            /** @description The always-valid inference the verdicts and confidence sequences use: the mixture sequential probability ratio test with a normal mixture (Johari, Pekelis & Walsh, "Always Valid Inference: Continuous Monitoring of A/B Tests", Operations Research 70(3), 2022), as the confidence sequence of Howard, Ramdas, McAuliffe & Sekhon ("Time-uniform, nonparametric, nonasymptotic confidence sequences", Annals of Statistics 49(2), 2021, eq. 14) for the difference of the unique conversion rates with its normal approximation. With `d = p_V − p_C`, `V = p_V(1 − p_V)/n_V + p_C(1 − p_C)/n_C` and `τ = mixing_sd`, the sequence is `d ± √(V(V + τ²)/τ² · (ln((V + τ²)/V) − 2 ln α))`. It holds at any stopping time: in this service's seeded simulation of 1 000 A/A experiments looked at every 100 participants up to 10 000, it declared a difference in 2.2 % of them, where the fixed-horizon test did in 37.2 %. */
+            /** @description The always-valid inference the verdicts and confidence sequences use: the mixture sequential probability ratio test with a normal mixture (Johari, Pekelis & Walsh, "Always Valid Inference: Continuous Monitoring of A/B Tests", Operations Research 70(3), 2022), as the confidence sequence of Howard, Ramdas, McAuliffe & Sekhon ("Time-uniform, nonparametric, nonasymptotic confidence sequences", Annals of Statistics 49(2), 2021, eq. 14) for the difference of the unique conversion rates with its normal approximation. With `d = p_V − p_C`, `V = p_V(1 − p_V)/n_V + p_C(1 − p_C)/n_C` and the mixing SD tuned on a standardised scale, `τ = means_effect_size · √((p_V(1 − p_V) + p_C(1 − p_C))/2)` — a tenth of the arms' pooled per-participant standard deviation of the yes/no metric, as for means — the sequence is `d ± √(V(V + τ²)/τ² · (ln((V + τ²)/V) − 2 ln α))`; so one setting fits a 1 % and a 50 % base rate. When both arms convert at 0 % (or at 100 %), `V` and `τ` are both 0: the sequence and its p-value are null and both verdicts `collecting` until an arm converts (or stops converting). It holds at any stopping time: in this service's seeded simulation of 1 000 A/A experiments looked at every 100 participants up to 10 000, it declared a difference in 1.4 % of them at a 1 % base rate, 2.6 % at 10 % and 1.0 % at 50 %, where the fixed-horizon test did in 27.3 %, 36.1 % and 31.2 %. */
             method: {
                 /**
                  * @description The method's name.
@@ -1647,12 +1647,13 @@ export interface components {
                  */
                 alpha: number;
                 /**
-                 * @description τ, the standard deviation of the normal mixture over the true difference: 0.02 (two percentage points), the effect size the sequence narrows fastest for. A smaller τ favours smaller effects and a larger one larger effects; any τ keeps the guarantee.
+                 * @deprecated
+                 * @description Deprecated: always 0.02, and no sequence uses it. Until 1.5.0 it was τ for every sequence on a rate, fixed at two percentage points; rates are now tuned like means, per comparison, `τ = means_effect_size · √((p_V(1 − p_V) + p_C(1 − p_C))/2)`. Kept for existing clients; compute τ from `means_effect_size` and the arms' rates instead.
                  * @example 0.02
                  */
                 mixing_sd: number;
                 /**
-                 * @description The tuning of the sequences on a difference of means (`means_sequence`), on a standardised scale: the mixing SD is this many of the arms' pooled per-participant standard deviations, `τ = 0.1 · √((s_V² + s_C²)/2)` — an effect of a tenth of a standard deviation (half of Cohen's "small" d = 0.2), whatever the metric's unit, so the same setting fits a count and revenue alike. Any value keeps the guarantee; it moves where the sequence narrows fastest.
+                 * @description The tuning of every sequence, on a standardised scale: the mixing SD is this many of the arms' pooled per-participant standard deviations — on a difference of means (`means_sequence`) `τ = 0.1 · √((s_V² + s_C²)/2)`, on a difference of unique conversion rates (`confidence_sequence`) `τ = 0.1 · √((p_V(1 − p_V) + p_C(1 − p_C))/2)` — an effect of a tenth of a standard deviation (half of Cohen's "small" d = 0.2), whatever the metric's unit or base rate, so the same setting fits a count, revenue, and a 1 % or a 50 % conversion rate alike. Any value keeps the guarantee; it moves where the sequence narrows fastest.
                  * @example 0.1
                  */
                 means_effect_size: number;
@@ -2920,13 +2921,13 @@ export interface components {
                  *                 },
                  *                 "difference": 0.03,
                  *                 "confidence_sequence": {
-                 *                   "lower": -0.0166,
-                 *                   "upper": 0.0766
+                 *                   "lower": -0.0136,
+                 *                   "upper": 0.0736
                  *                 },
                  *                 "verdict": "no_difference",
                  *                 "means_sequence": null,
-                 *                 "always_valid_p_value": 0.3964,
-                 *                 "adjusted_p_value": 0.3964,
+                 *                 "always_valid_p_value": 0.3865,
+                 *                 "adjusted_p_value": 0.3865,
                  *                 "corrected_verdict": "no_difference"
                  *               }
                  *             ]
@@ -2953,8 +2954,8 @@ export interface components {
                  *                   "unique_conversions": 61,
                  *                   "difference": 0.0312,
                  *                   "confidence_sequence": {
-                 *                     "lower": -0.043,
-                 *                     "upper": 0.1053
+                 *                     "lower": -0.0334,
+                 *                     "upper": 0.0957
                  *                   },
                  *                   "means_sequence": null,
                  *                   "corrected_verdict": "no_difference"
@@ -2979,8 +2980,8 @@ export interface components {
                  *                   "unique_conversions": 130,
                  *                   "difference": 0.03,
                  *                   "confidence_sequence": {
-                 *                     "lower": -0.0166,
-                 *                     "upper": 0.0766
+                 *                     "lower": -0.0136,
+                 *                     "upper": 0.0736
                  *                   },
                  *                   "means_sequence": null,
                  *                   "corrected_verdict": "no_difference"

@@ -24,16 +24,12 @@ import type { ArmCounts, Interval } from './statistics';
 type ArmRate = Pick<ArmCounts, 'participants' | 'uniqueConversions'>;
 
 /**
- * τ for conversion rates, the standard deviation of the normal mixture over the true difference
- * (absolute, in conversion rate): the size of effect the sequence is most efficient for. 0.02 —
- * two percentage points — is the scale of the effects the experiments of this service look for.
- */
-export const MIXING_SD = 0.02;
-
-/**
- * τ for means, on a standardised scale: τ = MIXING_EFFECT_SIZE · σ̂ with σ̂² = (s_V² + s_C²) / 2,
- * the arms' average variance — so the rule holds whatever the metric's unit (cents or euros,
- * one event or a hundred). 0.1 standard deviations is a small effect (Cohen's d = 0.2 is "small").
+ * τ, the standard deviation of the normal mixture over the true difference, on a standardised
+ * scale: τ = MIXING_EFFECT_SIZE · σ̂ with σ̂² = (s_V² + s_C²) / 2, the arms' average
+ * per-participant variance — p(1 − p) for a conversion rate — so the rule holds whatever the
+ * metric's unit (cents or euros) and whatever the base rate (1 % or 50 %): a fixed τ in rate
+ * points would be a huge effect at 1 % and a tiny one at 50 %. 0.1 standard deviations is a
+ * small effect (Cohen's d = 0.2 is "small").
  */
 export const MIXING_EFFECT_SIZE = 0.1;
 
@@ -62,18 +58,25 @@ export function alwaysValid(difference: number, variance: number, alpha: number,
 }
 
 /** The 1 − α always-valid interval on p_V − p_C, or null while either arm has no participants or V is 0. */
-export function confidenceSequence(arm: ArmRate, control: ArmRate, alpha = 0.05, mixingSd = MIXING_SD): Interval | null {
-  return rateAlwaysValid(arm, control, alpha, mixingSd)?.confidenceSequence ?? null;
+export function confidenceSequence(arm: ArmRate, control: ArmRate, alpha = 0.05, effectSize = MIXING_EFFECT_SIZE): Interval | null {
+  return rateAlwaysValid(arm, control, alpha, effectSize)?.confidenceSequence ?? null;
 }
 
-/** Always-valid inference on p_V − p_C; null while either arm has no participants or V is 0. */
-export function rateAlwaysValid(arm: ArmRate, control: ArmRate, alpha = 0.05, mixingSd = MIXING_SD): AlwaysValid | null {
-  assertParameters(alpha, mixingSd);
+/**
+ * Always-valid inference on p_V − p_C: V = p_V(1 − p_V)/n_V + p_C(1 − p_C)/n_C and τ = effectSize ·
+ * √((p_V(1 − p_V) + p_C(1 − p_C))/2). Null while either arm has no participants, and when both
+ * rates are 0 or 1 — then V and τ are 0 together and the data say nothing yet.
+ */
+export function rateAlwaysValid(arm: ArmRate, control: ArmRate, alpha = 0.05, effectSize = MIXING_EFFECT_SIZE): AlwaysValid | null {
+  assertParameters(alpha, effectSize);
   if (arm.participants === 0 || control.participants === 0) return null;
   const pV = arm.uniqueConversions / arm.participants;
   const pC = control.uniqueConversions / control.participants;
-  const variance = (pV * (1 - pV)) / arm.participants + (pC * (1 - pC)) / control.participants;
-  return alwaysValid(pV - pC, variance, alpha, mixingSd);
+  const varianceV = pV * (1 - pV);
+  const varianceC = pC * (1 - pC);
+  const sd = Math.sqrt((varianceV + varianceC) / 2);
+  if (!(sd > 0)) return null;
+  return alwaysValid(pV - pC, varianceV / arm.participants + varianceC / control.participants, alpha, effectSize * sd);
 }
 
 /**

@@ -1,6 +1,6 @@
 import type { components } from '../../generated/api';
 import { compareMeansSequentially, compareSequentially, cumulativeDays, daysRunning, MINIMUM_PARTICIPANTS, SRM_WARNING_BELOW, type DailyChange, type DayArm, type MeansSequentialComparison } from '../domain/results';
-import { MIXING_EFFECT_SIZE, MIXING_SD } from '../domain/sequential';
+import { MIXING_EFFECT_SIZE } from '../domain/sequential';
 import { requireExperiment } from '../experiments/service';
 import { coverageChangesOf, guardrailsOf, type ExperimentRow } from '../experiments/store';
 import { judgeByRole, type Judgement, type Role, type RoleEvent } from '../domain/roles';
@@ -14,6 +14,9 @@ import type { TeamRow } from '../teams/store';
 import { armTotalsOf, eventStatistics, experimentSrm } from '../variants/statistics';
 import { variantsOf, type ResolvedVariant } from '../variants/store';
 import { countsOnEvents, dailyChangesOf, lastCountedDay } from './store';
+
+/** The fixed τ rates were tuned with until 1.5.0; no sequence uses it now, the field stays for existing clients. */
+const DEPRECATED_MIXING_SD = 0.02;
 
 type ExperimentResults = components['schemas']['ExperimentResults'];
 type EventResults = components['schemas']['EventResults'];
@@ -202,7 +205,7 @@ async function describe(experiment: ExperimentRow, variants: ResolvedVariant[], 
     },
     srm,
     srm_warning: srm.p_value !== null && srm.p_value < SRM_WARNING_BELOW,
-    method: { name: 'msprt_normal_mixture', alpha: 0.05, mixing_sd: MIXING_SD, means_effect_size: MIXING_EFFECT_SIZE, minimum_participants: MINIMUM_PARTICIPANTS },
+    method: { name: 'msprt_normal_mixture', alpha: 0.05, mixing_sd: DEPRECATED_MIXING_SD, means_effect_size: MIXING_EFFECT_SIZE, minimum_participants: MINIMUM_PARTICIPANTS },
     events: eventResults,
     history: { event: historyEvent.key, days },
   };

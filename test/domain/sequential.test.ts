@@ -2,24 +2,24 @@ import { readFileSync } from 'node:fs';
 import binomial from '@stdlib/random-base-binomial';
 import { describe, expect, it } from 'vitest';
 import { compareMeans } from '../../server/domain/means';
-import { confidenceSequence, meansAlwaysValid, MIXING_EFFECT_SIZE, MIXING_SD } from '../../server/domain/sequential';
+import { confidenceSequence, meansAlwaysValid, MIXING_EFFECT_SIZE, rateAlwaysValid } from '../../server/domain/sequential';
 import { compareWithControl } from '../../server/domain/statistics';
 
 interface Vector {
   arm: { participants: number; uniqueConversions: number };
   control: { participants: number; uniqueConversions: number };
   alpha: number;
-  mixingSd: number;
+  effectSize: number;
   lower: number;
   upper: number;
 }
 const vectors = JSON.parse(readFileSync(new URL('../vectors/sequential.json', import.meta.url), 'utf8')) as { cases: Vector[] };
 
 describe('confidenceSequence', () => {
-  it.each(vectors.cases.map((v) => [`${v.arm.uniqueConversions}/${v.arm.participants} vs ${v.control.uniqueConversions}/${v.control.participants}, α ${v.alpha}, τ ${v.mixingSd}`, v]))(
+  it.each(vectors.cases.map((v) => [`${v.arm.uniqueConversions}/${v.arm.participants} vs ${v.control.uniqueConversions}/${v.control.participants}, α ${v.alpha}, τ ${v.effectSize} SD`, v]))(
     'when %s, then it equals the reference computed by bisection on the mSPRT likelihood ratio, to 4 decimals',
     (_, vector) => {
-      const interval = confidenceSequence(vector.arm, vector.control, vector.alpha, vector.mixingSd)!;
+      const interval = confidenceSequence(vector.arm, vector.control, vector.alpha, vector.effectSize)!;
       expect(interval.lower).toBeCloseTo(vector.lower, 4);
       expect(interval.upper).toBeCloseTo(vector.upper, 4);
     },
@@ -34,28 +34,40 @@ describe('confidenceSequence', () => {
     expect(sequence.upper).toBeGreaterThan(fixed.upper);
   });
 
+  it('when the arms convert at 1 % or at 50 %, then τ is a tenth of their standard deviation, not a fixed number of rate points', () => {
+    const halfWidth = (interval: { lower: number; upper: number }) => (interval.upper - interval.lower) / 2;
+    const rare = rateAlwaysValid({ participants: 10_000, uniqueConversions: 100 }, { participants: 10_000, uniqueConversions: 100 })!;
+    const even = rateAlwaysValid({ participants: 10_000, uniqueConversions: 5_000 }, { participants: 10_000, uniqueConversions: 5_000 })!;
+    // Same n, same relative tuning: the width scales with the SD, √(0.01 · 0.99) / √(0.5 · 0.5).
+    expect(halfWidth(rare.confidenceSequence) / halfWidth(even.confidenceSequence)).toBeCloseTo(Math.sqrt(0.0099 / 0.25), 6);
+  });
+
   it('when an arm has no participants or no variance, then null; a bad α or τ is a RangeError', () => {
     expect(confidenceSequence({ participants: 0, uniqueConversions: 0 }, { participants: 10, uniqueConversions: 1 })).toBeNull();
     expect(confidenceSequence({ participants: 10, uniqueConversions: 0 }, { participants: 10, uniqueConversions: 0 })).toBeNull();
+    expect(confidenceSequence({ participants: 10, uniqueConversions: 10 }, { participants: 10, uniqueConversions: 0 })).toBeNull();
     expect(() => confidenceSequence({ participants: 10, uniqueConversions: 1 }, { participants: 10, uniqueConversions: 1 }, 0)).toThrow(RangeError);
     expect(() => confidenceSequence({ participants: 10, uniqueConversions: 1 }, { participants: 10, uniqueConversions: 1 }, 0.05, 0)).toThrow(RangeError);
   });
 });
 
 /**
- * A/A experiments (both arms convert at 10 %), each watched after every 100 participants up to
- * 10 000 and stopped at the first look that declares a difference: by the fixed-horizon test
- * (p < 0.05) and by the always-valid sequence (excludes 0). Seeded, so the rates are the same on
- * every run.
+ * A/A experiments (both arms convert at the same rate), each watched after every 100 participants
+ * up to 10 000 and stopped at the first look that declares a difference: by the fixed-horizon test
+ * (p < 0.05) and by the always-valid sequence (excludes 0). At a 1 %, a 10 % and a 50 % base rate,
+ * since τ follows the rate's standard deviation. Seeded, so the rates are the same on every run.
  */
 describe('peeking at A/A experiments', () => {
   const EXPERIMENTS = 1_000;
   const LOOKS = 100;
   const PER_LOOK = 100;
-  const RATE = 0.1;
 
-  it(`when ${EXPERIMENTS} A/A experiments are looked at every ${PER_LOOK} participants, then the fixed-horizon test declares a difference far more often than 5 % and the sequence at most 5 %`, () => {
-    const draw = binomial.factory({ seed: 20261124 });
+  it.each([
+    [0.01, 20261126],
+    [0.1, 20261124],
+    [0.5, 20261127],
+  ])(`when ${EXPERIMENTS} A/A experiments converting at %f are looked at every ${PER_LOOK} participants, then the fixed-horizon test declares a difference far more often than 5 % and the sequence at most 5 %`, (rate, seed) => {
+    const draw = binomial.factory({ seed });
     let fixedFalsePositives = 0;
     let sequentialFalsePositives = 0;
     for (let experiment = 0; experiment < EXPERIMENTS; experiment++) {
@@ -65,7 +77,7 @@ describe('peeking at A/A experiments', () => {
       let sequenceFired = false;
       for (let look = 0; look < LOOKS && !(fixedFired && sequenceFired); look++) {
         for (const group of [arm, control]) {
-          const converted = draw(PER_LOOK / 2, RATE);
+          const converted = draw(PER_LOOK / 2, rate);
           group.participants += PER_LOOK / 2;
           group.uniqueConversions += converted;
           group.conversions += converted;
@@ -81,7 +93,7 @@ describe('peeking at A/A experiments', () => {
     const fixedRate = fixedFalsePositives / EXPERIMENTS;
     const sequentialRate = sequentialFalsePositives / EXPERIMENTS;
     console.info(
-      `[A/A peeking] ${EXPERIMENTS} experiments, ${LOOKS} looks of ${PER_LOOK} participants, rate ${RATE}, τ ${MIXING_SD}: ` +
+      `[A/A peeking] ${EXPERIMENTS} experiments, ${LOOKS} looks of ${PER_LOOK} participants, rate ${rate}, τ ${MIXING_EFFECT_SIZE} SD: ` +
         `false positives fixed-horizon ${(100 * fixedRate).toFixed(1)} %, always-valid ${(100 * sequentialRate).toFixed(1)} %`,
     );
     expect(fixedRate).toBeGreaterThan(0.15);

@@ -5,19 +5,19 @@
 # Run: python3 test/vectors/roles.py
 import json, math
 
-TAU = 0.02
 MINIMUM = 100
+EFFECT_SIZE = 0.1
 ALPHA = 0.05
 
 def p_value(nv, xv, nc, xc):
     pv, pc = xv / nv, xc / nc
     v = pv * (1 - pv) / nv + pc * (1 - pc) / nc
+    # Rates on the same standardised scale as means: τ² = (0.1 σ̂)², σ̂² = (p_V(1 − p_V) + p_C(1 − p_C))/2
+    tau2 = EFFECT_SIZE ** 2 * (pv * (1 - pv) + pc * (1 - pc)) / 2
     if v <= 0:
         return None, pv - pc
-    log_ratio = 0.5 * math.log(v / (v + TAU ** 2)) + TAU ** 2 * (pv - pc) ** 2 / (2 * v * (v + TAU ** 2))
+    log_ratio = 0.5 * math.log(v / (v + tau2)) + tau2 * (pv - pc) ** 2 / (2 * v * (v + tau2))
     return min(1.0, math.exp(-log_ratio)), pv - pc
-
-EFFECT_SIZE = 0.1
 
 def mean_p_value(nv, sv, s2v, nc, sc, s2c):
     # Means: Welch's V and the mixing variance on the standardised scale, τ² = (0.1 σ̂)², σ̂² = (s_V² + s_C²)/2
