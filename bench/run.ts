@@ -16,6 +16,7 @@ import { baselinesPhase, startBaselineServers, type BaselineServers } from './ph
 import { growthPhase } from './phases/growth';
 import { isolationPhase } from './phases/isolation';
 import { ingestPhase } from './phases/ingest';
+import { MOST_PROCESSES, processesPhase, startProcessesServers, type ProcessesServers } from './phases/processes';
 import { readsPhase } from './phases/reads';
 import { soakPhase } from './phases/soak';
 import { layersPhase, startLayerServers, type Layer } from './phases/layers';
@@ -37,7 +38,7 @@ async function main(): Promise<void> {
 
   for (const engine of engines) {
     const r: EngineResults = (results.engines[engine] = {});
-    const { main, layers, growth, isolation } = started.engines[engine];
+    const { main, layers, growth, isolation, processes } = started.engines[engine];
     if (main) {
       if (phases.has('ingest')) r.ingest = await ingestPhase(main, options);
       if (phases.has('reads')) r.reads = await readsPhase(main, options);
@@ -46,6 +47,7 @@ async function main(): Promise<void> {
     }
     if (growth) r.growth = await growthPhase(growth, options);
     if (isolation) r.isolation = await isolationPhase(isolation, options);
+    if (processes) r.processes = await processesPhase(processes, options);
     if (phases.has('soak')) r.soak = await soakPhase(engine, options);
   }
 
@@ -69,6 +71,7 @@ interface EngineServers {
   layers?: Record<Layer, ServerProcess>;
   growth?: Environment;
   isolation?: Environment;
+  processes?: ProcessesServers;
 }
 
 /**
@@ -86,8 +89,10 @@ async function startServers(engines: Engine[], options: Options): Promise<{ base
       return { main: env, layers: phases.has('layers') ? await startLayerServers(env, options) : undefined };
     };
     const fresh = async (phase: 'growth' | 'isolation') => (phases.has(phase) ? startEnvironment(engine, phase, { cpuProf }) : undefined);
-    const [servers, growthEnv, isolationEnv] = await Promise.all([main(), fresh('growth'), fresh('isolation')]);
-    return { ...servers, growth: growthEnv, isolation: isolationEnv };
+    // Several processes on one database: PostgreSQL's case (on SQLite they would take turns for its one write lock).
+    const processes = async () => (phases.has('processes') && engine === 'postgres' ? startProcessesServers(options) : undefined);
+    const [servers, growthEnv, isolationEnv, processesServers] = await Promise.all([main(), fresh('growth'), fresh('isolation'), processes()]);
+    return { ...servers, growth: growthEnv, isolation: isolationEnv, processes: processesServers };
   };
   const [baselines, libraries, ...servers] = await Promise.all([
     phases.has('baselines') ? startBaselineServers() : undefined,
@@ -164,6 +169,15 @@ function notes(results: Results, options: Options): string[] {
   for (const [engine, r] of Object.entries(results.engines)) {
     if (r.growth && r.growth.large.events < 1_000_000) notes.push(`Growth on ${engine} went to ${r.growth.large.events.toLocaleString('en-US')} events, not 1 000 000 (--events).`);
     if (r.layers && !r.layers.knobHonoured) notes.push(`Layers on ${engine}: the server does not honour VALIDATE_REQUESTS=false, so "without request validation" validated too.`);
+  }
+  if (options.phases.has('processes')) {
+    if (!results.engines.postgres) notes.push('The processes phase runs on PostgreSQL only, which was not measured: skipped.');
+    else if (results.engines.sqlite) notes.push('The processes phase runs on PostgreSQL only: processes on one SQLite data directory take turns for its one write lock.');
+  }
+  if (results.engines.postgres?.processes) {
+    notes.push(
+      `Processes (PostgreSQL): a figure, not a target — the load generator, PostgreSQL and the ${MOST_PROCESSES} server processes share the same ${cpus().length} CPU(s), so a second process competes with them for CPU time more than it adds any; on a machine of its own, each process would have cores of its own.`,
+    );
   }
   if (options.cpuProf) notes.push('Real servers ran under --cpu-prof (slower); profiles in bench/results/*.cpuprofile.');
   return notes;

@@ -19,6 +19,8 @@ export interface LoadSpec {
   settle?: string;
   /** The server's pid: its CPU time per response is measured too. */
   serverPid?: number;
+  /** Where each request goes and with which credential (e.g. several teams' in turn): `url`'s path and `headers` otherwise. */
+  route?: () => { path: string; headers: Record<string, string> };
 }
 
 export interface RoundResult {
@@ -30,6 +32,8 @@ export interface RoundResult {
   /** Answers other than 2xx by status code: a benchmark of error answers is worthless. */
   failures: Record<string, number>;
   errors: number;
+  /** Requests sent that had no answer when the run stopped: the server may still carry them out. */
+  unanswered: number;
   /**
    * Microseconds of the server's CPU time (user + system) per 2xx response. Unlike throughput
    * and latency, it hardly moves when other work on the machine takes the CPUs away.
@@ -49,29 +53,60 @@ export interface Measurement {
   rounds: RoundResult[];
 }
 
-/**
- * One autocannon run. Latencies are taken from autocannon's per-response event with their
- * full hrtime resolution: its own histogram keeps whole milliseconds, too coarse for
- * sub-millisecond baselines.
- */
+/** What one autocannon run saw, before it is summed up with the runs it ran beside. */
+interface Observed {
+  latencies: number[];
+  seconds: number;
+  non2xx: number;
+  failures: Record<string, number>;
+  errors: number;
+  unanswered: number;
+  cpuMs?: number;
+}
+
+/** One autocannon run. */
 export async function load(spec: LoadSpec, onResponse?: () => void): Promise<RoundResult> {
+  return roundOf([await observe(spec, onResponse)]);
+}
+
+/**
+ * Several autocannon runs at once (e.g. one per server process) as one round: answers per second
+ * and the servers' CPU time summed, latencies pooled.
+ */
+export async function loadTogether(specs: LoadSpec[]): Promise<RoundResult> {
+  return roundOf(await Promise.all(specs.map((spec) => observe(spec))));
+}
+
+/**
+ * Latencies are taken from autocannon's per-response event with their full hrtime resolution:
+ * its own histogram keeps whole milliseconds, too coarse for sub-millisecond baselines.
+ */
+async function observe(spec: LoadSpec, onResponse?: () => void): Promise<Observed> {
   const latencies: number[] = [];
   let non2xx = 0;
   const failures: Record<string, number> = {};
-  const nextBody = spec.body;
+  const { body: nextBody, route } = spec;
   let settle!: (error: Error | null, result: autocannon.Result) => void;
   const done = new Promise<autocannon.Result>((resolve, reject) => {
     settle = (error, result) => (error ? reject(error) : resolve(result));
   });
   const cpuAtStart = spec.serverPid === undefined ? undefined : cpuMsOf(spec.serverPid);
   const started = performance.now();
+  const perRequest = (request: autocannon.Request): autocannon.Request => {
+    const routed = route?.();
+    return {
+      ...request,
+      ...(nextBody ? { body: nextBody() } : {}),
+      ...(routed ? { path: routed.path, headers: { ...request.headers, ...routed.headers } } : {}),
+    };
+  };
   const options: autocannon.Options = {
     url: spec.url,
     method: spec.method ?? 'GET',
     headers: { ...(nextBody ? { 'content-type': 'application/json' } : {}), ...spec.headers },
     connections: spec.connections,
     duration: spec.duration,
-    requests: nextBody ? [{ setupRequest: (request) => ({ ...request, body: nextBody() }) }] : undefined,
+    requests: nextBody || route ? [{ setupRequest: perRequest }] : undefined,
   };
   // With a callback autocannon returns its instance, whose events we need.
   const instance = autocannon(options, (error, result) => settle(error, result));
@@ -87,16 +122,28 @@ export async function load(spec: LoadSpec, onResponse?: () => void): Promise<Rou
   const seconds = (performance.now() - started) / 1000;
   if (spec.settle) await settled(spec.settle);
   const cpuMs = cpuAtStart === undefined ? undefined : cpuMsOf(spec.serverPid!) - cpuAtStart;
-  const sorted = Float64Array.from(latencies).sort();
+  const errors = result.errors + result.timeouts;
+  const unanswered = Math.max(0, result.requests.sent - latencies.length - non2xx - errors);
+  return { latencies, seconds, non2xx, failures, errors, unanswered, cpuMs };
+}
+
+function roundOf(runs: Observed[]): RoundResult {
+  const sum = (figure: (run: Observed) => number) => runs.reduce((total, run) => total + figure(run), 0);
+  const ok = sum((run) => run.latencies.length);
+  const failures: Record<string, number> = {};
+  for (const run of runs) for (const [code, n] of Object.entries(run.failures)) failures[code] = (failures[code] ?? 0) + n;
+  const sorted = Float64Array.from(runs.flatMap((run) => run.latencies)).sort();
+  const cpuMeasured = runs.every((run) => run.cpuMs !== undefined);
   return {
-    rps: latencies.length / seconds,
+    rps: sum((run) => run.latencies.length / run.seconds),
     p50: percentile(sorted, 50),
     p99: percentile(sorted, 99),
-    ok: latencies.length,
-    non2xx,
+    ok,
+    non2xx: sum((run) => run.non2xx),
     failures,
-    errors: result.errors + result.timeouts,
-    cpuUs: cpuMs === undefined || latencies.length === 0 ? undefined : (1000 * cpuMs) / latencies.length,
+    errors: sum((run) => run.errors),
+    unanswered: sum((run) => run.unanswered),
+    cpuUs: !cpuMeasured || ok === 0 ? undefined : (1000 * sum((run) => run.cpuMs!)) / ok,
   };
 }
 

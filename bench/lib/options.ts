@@ -2,7 +2,7 @@ import { parseArgs } from 'node:util';
 import { READS, type Read } from '../phases/reads';
 
 export type Engine = 'sqlite' | 'postgres';
-export const PHASES = ['baselines', 'libraries', 'assignment', 'ingest', 'reads', 'layers', 'growth', 'isolation', 'soak'] as const;
+export const PHASES = ['baselines', 'libraries', 'assignment', 'ingest', 'reads', 'layers', 'growth', 'isolation', 'processes', 'soak'] as const;
 export type Phase = (typeof PHASES)[number];
 
 export interface Options {
@@ -56,8 +56,8 @@ export function parseOptions(argv: string[]): Options {
     process.exit(0);
   }
   const quick = values.quick ?? false;
-  // A quick run leaves out the libraries and layers phases too (five and four more servers), to stay under a minute.
-  const byDefault = PHASES.filter((phase) => phase !== 'soak' && !(quick && (phase === 'libraries' || phase === 'layers')));
+  // A quick run leaves out the libraries, layers and processes phases too (five, four and two more servers), to stay under a minute.
+  const byDefault = PHASES.filter((phase) => phase !== 'soak' && !(quick && (phase === 'libraries' || phase === 'layers' || phase === 'processes')));
   const phases = new Set<Phase>(values.phases ? list(values.phases, PHASES, 'phase') : byDefault);
   if (values.soak || values['soak-seconds']) phases.add('soak');
   return {

@@ -7,9 +7,11 @@ import { READS, type Read } from '../phases/reads';
 import { mb, type SoakResult } from '../phases/soak';
 import { LAYERS, type Endpoints, type Layer, type LayersResult } from '../phases/layers';
 import { LIBRARIES, type LibrariesResult, type Library } from '../phases/libraries';
+import { MOST_PROCESSES, MOST_TEAMS, type ProcessesResult, type ProcessesSide } from '../phases/processes';
 import type { Measurement } from './load';
 import type { Engine } from './options';
 import type { ProfileLine } from './profile';
+import { EXPERIMENTS } from './setup';
 import { ratio, type Spread } from './stats';
 
 export interface EngineResults {
@@ -18,6 +20,7 @@ export interface EngineResults {
   layers?: LayersResult;
   growth?: GrowthResult;
   isolation?: IsolationResult;
+  processes?: ProcessesResult;
   soak?: SoakResult;
 }
 
@@ -70,6 +73,20 @@ export function growthRatios(result: GrowthResult) {
     p99: ratio(result.large[read].p99.median, result.small[read].p99.median),
   });
   return { statistics: of('statistics'), config: of('config') };
+}
+
+/** Ingest through MOST_PROCESSES processes ÷ through one, for one team and for MOST_TEAMS teams: single ingests and batches. */
+export function processesRatios(result: ProcessesResult) {
+  const of = (teams: number, split: boolean) => {
+    const one = oneProcess(result, teams);
+    const more = result.sides.find((s) => s.processes === MOST_PROCESSES && s.teams === teams && s.split === split);
+    return { single: ratio(more?.single.rps.median, one?.single.rps.median), batch: ratio(more?.batch.rps.median, one?.batch.rps.median) };
+  };
+  return { one_team: of(1, false), several_teams: of(MOST_TEAMS, false), several_teams_split: of(MOST_TEAMS, true) };
+}
+
+function oneProcess(result: ProcessesResult, teams: number): ProcessesSide | undefined {
+  return result.sides.find((s) => s.processes === 1 && s.teams === teams);
 }
 
 /**
@@ -163,6 +180,14 @@ export function evaluateDiagnostics(results: Results): Diagnostic[] {
     const sqlite = results.engines.sqlite?.ingest?.single;
     if (r.ingest && engine === 'postgres' && sqlite) {
       add('PostgreSQL ingest req/s ÷ SQLite ingest req/s', engine, ratio(r.ingest.single.rps.median, sqlite.rps.median));
+    }
+    if (r.processes) {
+      const ratios = processesRatios(r.processes);
+      const sides = [['one_team', '1 team'], ['several_teams', `${MOST_TEAMS} teams`], ['several_teams_split', `${MOST_TEAMS} teams split over the processes`]] as const;
+      for (const [teams, label] of sides) {
+        add(`ingest req/s, ${MOST_PROCESSES} processes ÷ 1, ${label} (one database, same CPUs)`, engine, ratios[teams].single);
+        add(`  batch items/s, the same`, engine, ratios[teams].batch);
+      }
     }
   }
   return diagnostics;
@@ -286,6 +311,7 @@ export function renderTables(results: Results): string {
         ),
       );
     }
+    if (r.processes) out.push(processesTable(engine, r.processes));
     if (r.soak) {
       const s = r.soak;
       out.push(
@@ -353,6 +379,33 @@ export function renderTables(results: Results): string {
   return out.join('\n\n');
 }
 
+function processesTable(engine: Engine, p: ProcessesResult): string {
+  const rows = p.sides.map((side) => {
+    const one = oneProcess(p, side.teams)!;
+    const items = (s: Spread) => ({ median: s.median * BATCH_ITEMS, min: s.min * BATCH_ITEMS, max: s.max * BATCH_ITEMS });
+    return [
+      `${side.processes} × ${side.teams}${side.split ? ', teams split' : ''}`,
+      rps(side.single.rps),
+      ms(side.single.p99),
+      cpu(side.single),
+      times(ratio(side.single.rps.median, one.single.rps.median)),
+      rps(items(side.batch.rps)),
+      ms(side.batch.p99),
+      times(ratio(side.batch.rps.median, one.batch.rps.median)),
+      failed(side.single.non2xx + side.single.errors + side.batch.non2xx + side.batch.errors),
+    ];
+  });
+  const { accepted, stored, unanswered } = p.stored;
+  return [
+    table(
+      `Several processes on one database — ${engine} (${p.connections} connections in all, split over the processes; with several teams, each request the next team's ingest key — every team's on every process, or each process its own share ("teams split"); sides taken in turn)`,
+      ['processes × teams', 'ingest req/s', 'p99 ms', 'CPU µs/response', '÷ 1 process', `batch (${BATCH_ITEMS}) items/s`, 'p99 ms', '÷ 1 process', 'failed'],
+      rows,
+    ),
+    `Stored: ${count(stored)} participants for ${count(accepted)} accepted items and ${count(unanswered)} in requests unanswered when a run stopped; in every team, ingest counter = participants, enrolments = ${EXPERIMENTS.length} × participants = the variants' and the daily counters, conversions = their counters.`,
+  ].join('\n');
+}
+
 function table(title: string, headers: string[], rows: string[][]): string {
   const widths = headers.map((header, i) => Math.max(header.length, ...rows.map((row) => (row[i] ?? '').length)));
   const line = (cells: string[]) => cells.map((cell, i) => (i === 0 ? cell.padEnd(widths[i]!) : cell.padStart(widths[i]!))).join('  ');
@@ -387,7 +440,11 @@ function times(value: number | undefined): string {
 }
 
 function failures(m: Measurement): string {
-  return m.non2xx + m.errors === 0 ? '0' : `${m.non2xx + m.errors}!`;
+  return failed(m.non2xx + m.errors);
+}
+
+function failed(n: number): string {
+  return n === 0 ? '0' : `${n}!`;
 }
 
 /** Every figure's ratio to its baseline, for the JSON (the tables show the same). */
@@ -409,6 +466,7 @@ export function ratioSummary(results: Results) {
         config_cpu_us_saved: savedByLayer(r.layers, 'config'),
       },
       growth: r.growth && growthRatios(r.growth),
+      processes: r.processes && processesRatios(r.processes),
       soak: r.soak && {
         rss_end_vs_warmup: ratio(r.soak.rssAtEndKb, r.soak.rssAfterWarmupKb),
         live_heap_end_vs_warmup: ratio(r.soak.liveHeapAtEndMb, r.soak.liveHeapAfterWarmupMb),

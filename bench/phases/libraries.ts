@@ -1,5 +1,5 @@
 import { onClose } from '../lib/environment';
-import { describeRound, load, progress, summarise, type LoadSpec, type Measurement, type RoundResult } from '../lib/load';
+import { describeRound, loadTogether, progress, summarise, type LoadSpec, type Measurement, type RoundResult } from '../lib/load';
 import type { Options } from '../lib/options';
 import { startServer, type ServerProcess } from '../lib/processes';
 import { freshIngestBody } from '../lib/setup';
@@ -62,13 +62,22 @@ export async function librariesPhase(servers: LibraryServers, options: Options):
   }
 }
 
-/** Warm-up of each, then rounds taken in turn, so that drift favours none of them. */
-export async function inTurn(label: string, sides: Array<[string, LoadSpec]>, options: Options): Promise<Measurement[]> {
-  for (const [, spec] of sides) await load({ ...spec, duration: options.warmup });
+/**
+ * Warm-up of each, then rounds taken in turn, so that drift favours none of them. A side of
+ * several specs runs them at once, as one round (`loadTogether`); `onLoad` sees every run, the
+ * warm-ups too.
+ */
+export async function inTurn(label: string, sides: Array<[string, LoadSpec | LoadSpec[]]>, options: Options, onLoad?: (round: RoundResult) => void): Promise<Measurement[]> {
+  const run = async (spec: LoadSpec | LoadSpec[]) => {
+    const round = await loadTogether([spec].flat());
+    onLoad?.(round);
+    return round;
+  };
+  for (const [, spec] of sides) await run([spec].flat().map((s) => ({ ...s, duration: options.warmup })));
   const rounds: RoundResult[][] = sides.map(() => []);
   for (let i = 0; i < options.rounds; i++) {
     for (const [s, [name, spec]] of sides.entries()) {
-      const round = await load(spec);
+      const round = await run(spec);
       rounds[s]!.push(round);
       progress(`${label} ${name}: round ${i + 1}/${options.rounds}  ${describeRound(round)}`);
     }
