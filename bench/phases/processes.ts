@@ -1,6 +1,6 @@
 import pg from 'pg';
 import { onClose, startRealServer } from '../lib/environment';
-import { type LoadSpec, type Measurement } from '../lib/load';
+import type { LoadSpec, Measurement } from '../lib/load';
 import type { Options } from '../lib/options';
 import type { ServerProcess } from '../lib/processes';
 import { bearer, createBenchTeam, EXPERIMENTS, freshIngestBody, type BenchTeam } from '../lib/setup';
@@ -87,10 +87,9 @@ export async function startProcessesServers(options: Options): Promise<Processes
 export async function processesPhase(setup: ProcessesServers, options: Options): Promise<ProcessesResult> {
   try {
     const { servers, teams } = setup;
-    let accepted = 0;
-    let unanswered = 0;
     for (const server of servers) for (const team of teams) await checkIngest(server.url, team);
-    accepted += servers.length * teams.length;
+    let accepted = servers.length * teams.length;
+    let unanswered = 0;
 
     const measureSides = (label: string, suffix: string, body: () => string, items: number) =>
       inTurn(
