@@ -4,6 +4,7 @@ import { cpus, loadavg, release, totalmem } from 'node:os';
 import { dirname, relative, resolve } from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
 import pg from 'pg';
+import { autovacuumIsOn } from './lib/autoanalyze';
 import { closeAll, profiledServers, startEnvironment, type Environment } from './lib/environment';
 import { progress } from './lib/load';
 import { parseOptions, type Engine, type Options } from './lib/options';
@@ -131,11 +132,13 @@ async function machine(engines: Engine[]): Promise<Record<string, unknown>> {
   const sqliteVersion = (sqlite.prepare('select sqlite_version() as v').get() as { v: string }).v;
   sqlite.close();
   let postgresVersion: string | undefined;
+  let postgresAutovacuum: boolean | undefined;
   if (engines.includes('postgres')) {
     const client = new pg.Client({ connectionString: POSTGRES_ADMIN_URL });
     await client.connect();
     postgresVersion = (await client.query<{ server_version: string }>('show server_version')).rows[0]?.server_version;
     await client.end();
+    postgresAutovacuum = await autovacuumIsOn(POSTGRES_ADMIN_URL);
   }
   return {
     date: new Date().toISOString(),
@@ -146,6 +149,7 @@ async function machine(engines: Engine[]): Promise<Record<string, unknown>> {
     node: process.version,
     sqlite: sqliteVersion,
     postgres: postgresVersion,
+    postgres_autovacuum: postgresAutovacuum,
     engines,
     load_average_at_start: loadavg().map((n) => Number(n.toFixed(2))),
   };
@@ -164,6 +168,9 @@ function notes(results: Results, options: Options): string[] {
   for (const [engine, r] of Object.entries(results.engines)) {
     if (r.growth && r.growth.large.events < 1_000_000) notes.push(`Growth on ${engine} went to ${r.growth.large.events.toLocaleString('en-US')} events, not 1 000 000 (--events).`);
     if (r.layers && !r.layers.knobHonoured) notes.push(`Layers on ${engine}: the server does not honour VALIDATE_REQUESTS=false, so "without request validation" validated too.`);
+  }
+  if (results.machine.postgres_autovacuum === false) {
+    notes.push("PostgreSQL's autovacuum is off on this server: the bench analyzes each scratch database's tables every 10 s when autovacuum's default rule would (bench/lib/autoanalyze.ts).");
   }
   if (options.cpuProf) notes.push('Real servers ran under --cpu-prof (slower); profiles in bench/results/*.cpuprofile.');
   return notes;

@@ -1,7 +1,7 @@
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
-import { Kysely, Migrator, PostgresDialect, type LogConfig, type Migration } from 'kysely';
+import { Kysely, Migrator, PostgresDialect, sql, type LogConfig, type Migration } from 'kysely';
 import pg from 'pg';
 import type { Engine } from './engine';
 import { groupCommit, type Batched } from './group-commit';
@@ -33,6 +33,12 @@ export interface Storage {
   batched: Batched;
   /** SQLite: what the connection reports for its journal and sync modes (WAL, 2 = FULL); logged at start-up. */
   durability?: { journal_mode: string; synchronous: number };
+  /**
+   * PostgreSQL: whether the server runs autovacuum. Off, nothing analyzes the tables, and the
+   * statements each connection prepared while they were nearly empty keep plans made for empty
+   * tables (a sequential scan of participants per ingest flush): ingest slows as they grow.
+   */
+  autovacuum?: boolean;
   /** Committed changes of a team's config, announced to this process's listeners (see changingConfig). */
   signals: TeamSignals;
   close(): Promise<void>;
@@ -66,6 +72,7 @@ export async function openStorage(options: StorageOptions): Promise<Storage> {
     : openSqlite(options.dataDir, options.busyTimeoutMs ?? DEFAULT_BUSY_TIMEOUT_MS, options.log);
   try {
     await migrate(storage);
+    if (storage.engine === 'postgres') storage.autovacuum = (await sql<{ autovacuum: string }>`show autovacuum`.execute(storage.db)).rows[0]?.autovacuum === 'on';
   } catch (error) {
     await storage.close().catch(() => {});
     throw error;
