@@ -16,6 +16,7 @@ import { participantsOrder } from './migrations/008_participants_order';
 import { guardrails } from './migrations/009_guardrails';
 import { ingestKeys } from './migrations/010_ingest_keys';
 import { minimumEffect } from './migrations/011_minimum_effect';
+import { counterKeys } from './migrations/012_counter_keys';
 import { registerExactAdd } from './exact-sums';
 import { preparingStatements } from './postgres-statements';
 import type { Database, Db } from './schema';
@@ -142,6 +143,7 @@ export function migrationsOf(engine: Engine): Record<string, Migration> {
     '009_guardrails': guardrails,
     '010_ingest_keys': ingestKeys(engine),
     '011_minimum_effect': minimumEffect,
+    '012_counter_keys': counterKeys(engine),
   };
 }
 
