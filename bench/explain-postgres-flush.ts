@@ -6,20 +6,15 @@
 // check's time and calls. With --round-trips, no auto_explain: each round trip's mean time as the service waits for it.
 // With --keys, every item carries an idempotency key never used before.
 import { randomBytes } from 'node:crypto';
-import { once } from 'node:events';
-import type { AddressInfo } from 'node:net';
 import { parseArgs } from 'node:util';
 import { Kysely, PostgresDialect } from 'kysely';
 import pg from 'pg';
-import { pino } from 'pino';
-import { createApp } from '../server/app';
 import { ingestContexts } from '../server/ingest/context';
 import { ingestBatch } from '../server/ingest/service';
 import { openStorage } from '../server/storage/database';
 import { preparingStatements } from '../server/storage/postgres-statements';
 import type { Database } from '../server/storage/schema';
-import { findTeam } from '../server/teams/store';
-import { createBenchTeam } from './lib/setup';
+import { benchTeamIn } from './lib/in-process';
 import { scratchStorage } from './lib/storage';
 
 const { values } = parseArgs({
@@ -34,11 +29,7 @@ const batch = () =>
 const scratch = await scratchStorage('postgres');
 const storage = await openStorage(scratch.options);
 try {
-  const server = createApp({ storage, logger: pino({ level: 'silent' }), validateResponses: false }).listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  const team = await createBenchTeam(`http://127.0.0.1:${(server.address() as AddressInfo).port}`, scratch);
-  server.close();
-  const teamRow = (await findTeam(storage.db, team.id))!;
+  const teamRow = await benchTeamIn(storage, scratch);
   const contexts = ingestContexts();
   for (let i = 0; i < Number(values.warm); i++) await ingestBatch(storage, contexts, teamRow, batch());
 

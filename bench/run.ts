@@ -4,6 +4,7 @@ import { cpus, loadavg, release, totalmem } from 'node:os';
 import { dirname, relative, resolve } from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
 import pg from 'pg';
+import { autovacuumIsOn } from './lib/autoanalyze';
 import { closeAll, profiledServers, startEnvironment, type Environment } from './lib/environment';
 import { progress } from './lib/load';
 import { parseOptions, type Engine, type Options } from './lib/options';
@@ -136,11 +137,13 @@ async function machine(engines: Engine[]): Promise<Record<string, unknown>> {
   const sqliteVersion = (sqlite.prepare('select sqlite_version() as v').get() as { v: string }).v;
   sqlite.close();
   let postgresVersion: string | undefined;
+  let postgresAutovacuum: boolean | undefined;
   if (engines.includes('postgres')) {
     const client = new pg.Client({ connectionString: POSTGRES_ADMIN_URL });
     await client.connect();
     postgresVersion = (await client.query<{ server_version: string }>('show server_version')).rows[0]?.server_version;
     await client.end();
+    postgresAutovacuum = await autovacuumIsOn(POSTGRES_ADMIN_URL);
   }
   return {
     date: new Date().toISOString(),
@@ -151,6 +154,7 @@ async function machine(engines: Engine[]): Promise<Record<string, unknown>> {
     node: process.version,
     sqlite: sqliteVersion,
     postgres: postgresVersion,
+    postgres_autovacuum: postgresAutovacuum,
     engines,
     load_average_at_start: loadavg().map((n) => Number(n.toFixed(2))),
   };
@@ -178,6 +182,9 @@ function notes(results: Results, options: Options): string[] {
     notes.push(
       `Processes (PostgreSQL): a figure, not a target — the load generator, PostgreSQL and the ${MOST_PROCESSES} server processes share the same ${cpus().length} CPU(s), so a second process competes with them for CPU time more than it adds any; on a machine of its own, each process would have cores of its own.`,
     );
+  }
+  if (results.machine.postgres_autovacuum === false) {
+    notes.push("PostgreSQL's autovacuum is off on this server: the bench analyzes each scratch database's tables every 10 s when autovacuum's default rule would (bench/lib/autoanalyze.ts).");
   }
   if (options.cpuProf) notes.push('Real servers ran under --cpu-prof (slower); profiles in bench/results/*.cpuprofile.');
   return notes;

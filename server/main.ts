@@ -44,6 +44,7 @@ const settings = settingsFromEnv();
 const lifecycle = lifecycleFromEnv();
 const logger = pino({ level: settings.logLevel });
 const storage = await openStorage(settings);
+if (storage.autovacuum === false) logger.warn('PostgreSQL runs without autovacuum: nothing analyzes the tables, and ingest slows as they grow; turn it on');
 const configStreams = new ConfigStreams(settings.configStreams);
 const app = createApp({ storage, logger, validateResponses: settings.validateResponses, configStreams });
 const stopSweeping = sweepIngestKeys(storage, settings.ingestKeyWindowMs, logger);

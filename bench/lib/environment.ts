@@ -1,3 +1,4 @@
+import { analyzeAsAutovacuumWould } from './autoanalyze';
 import type { Engine } from './options';
 import { startServer, type ServerProcess } from './processes';
 import { createBenchTeam, type BenchTeam } from './setup';
@@ -68,6 +69,7 @@ export async function startRealServer(name: string, scratch: ScratchStorage, opt
 export async function startEnvironment(engine: Engine, name: string, options: RealServerOptions): Promise<Environment> {
   const scratch = await scratchStorage(engine);
   const drop = onClose(() => scratch.drop());
+  const stopAnalyzing = onClose(scratch.options.databaseUrl ? await analyzeAsAutovacuumWould(scratch.options.databaseUrl) : async () => {});
   const server = await startRealServer(`${name}-${engine}`, scratch, options);
   const rssAtReadyKb = server.rssKb();
   const team = await createBenchTeam(server.url, scratch);
@@ -79,6 +81,7 @@ export async function startEnvironment(engine: Engine, name: string, options: Re
     rssAtReadyKb,
     async close() {
       await server.stop();
+      await stopAnalyzing();
       await drop();
     },
   };

@@ -1,7 +1,7 @@
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
-import { Kysely, Migrator, PostgresDialect, type LogConfig, type Migration } from 'kysely';
+import { Kysely, Migrator, PostgresDialect, sql, type LogConfig, type Migration } from 'kysely';
 import pg from 'pg';
 import type { Engine } from './engine';
 import { groupCommit, type Batched } from './group-commit';
@@ -16,6 +16,7 @@ import { participantsOrder } from './migrations/008_participants_order';
 import { guardrails } from './migrations/009_guardrails';
 import { ingestKeys } from './migrations/010_ingest_keys';
 import { minimumEffect } from './migrations/011_minimum_effect';
+import { counterKeys } from './migrations/012_counter_keys';
 import { registerExactAdd } from './exact-sums';
 import { preparingStatements } from './postgres-statements';
 import type { Database, Db } from './schema';
@@ -33,6 +34,12 @@ export interface Storage {
   batched: Batched;
   /** SQLite: what the connection reports for its journal and sync modes (WAL, 2 = FULL); logged at start-up. */
   durability?: { journal_mode: string; synchronous: number };
+  /**
+   * PostgreSQL: whether the server runs autovacuum. Off, nothing analyzes the tables, and the
+   * statements each connection prepared while they were nearly empty keep plans made for empty
+   * tables (a sequential scan of participants per ingest flush): ingest slows as they grow.
+   */
+  autovacuum?: boolean;
   /** Committed changes of a team's config, announced to this process's listeners (see changingConfig). */
   signals: TeamSignals;
   close(): Promise<void>;
@@ -66,6 +73,7 @@ export async function openStorage(options: StorageOptions): Promise<Storage> {
     : openSqlite(options.dataDir, options.busyTimeoutMs ?? DEFAULT_BUSY_TIMEOUT_MS, options.log);
   try {
     await migrate(storage);
+    if (storage.engine === 'postgres') storage.autovacuum = (await sql<{ autovacuum: string }>`show autovacuum`.execute(storage.db)).rows[0]?.autovacuum === 'on';
   } catch (error) {
     await storage.close().catch(() => {});
     throw error;
@@ -135,6 +143,7 @@ export function migrationsOf(engine: Engine): Record<string, Migration> {
     '009_guardrails': guardrails,
     '010_ingest_keys': ingestKeys(engine),
     '011_minimum_effect': minimumEffect,
+    '012_counter_keys': counterKeys(engine),
   };
 }
 
