@@ -2,27 +2,54 @@ import { CompiledQuery, sql } from 'kysely';
 import type { ParticipantRow } from '../participants/store';
 import { teamLock } from '../storage/team-lock';
 import { iso, utcDay } from '../storage/values';
-import { keyId } from './keys';
-import { participantKey, type FlushRead, type FlushStatements, type Histories } from './set-based';
+import { inOneRoundTrip } from '../storage/postgres-pipeline';
+import { keyId, type NamedKey } from './keys';
+import { participantKey, type Flush, type FlushRead, type FlushStatements, type Histories, type NamedParticipant, type StoredParticipants } from './set-based';
 
 const BEGIN = CompiledQuery.raw('begin');
+const COMMIT = CompiledQuery.raw('commit');
 
 /**
- * PostgreSQL: a flush of new participants is six round trips (begin, the teams' locks, the
- * teams' read — with the stored idempotency keys —, the participants' read, one write,
- * commit), four when every ingest is refused or a replay;
- * three more reads when some participants are stored already. Arrays bound as parameters and
- * `unnest`; the writes are one statement of data-modifying CTEs.
+ * PostgreSQL: a flush is two round trips (postgres-pipeline.ts). The first opens the transaction,
+ * takes the teams' locks and reads — each statement sees what the ones before it locked, since
+ * each takes its own snapshot — the teams (with the stored idempotency keys) and the expected
+ * participants with their histories; the second writes and commits. One more, between them,
+ * reads the participants of accepted ingests the flush did not expect. Arrays are bound as
+ * parameters and `unnest`ed; the writes are one statement of data-modifying CTEs.
  */
 export const postgresFlush: FlushStatements = {
-  async begin(connection, teams) {
-    await connection.executeQuery(BEGIN);
-    for (const team of teams) await connection.executeQuery(teamLock(team));
+  async open(connection, { teams, month, keys, cutoff, expected }) {
+    const reading = [teamsRead(teams, month, keys, cutoff), ...(expected.length === 0 ? [] : participantsRead(expected))];
+    const answers = await inOneRoundTrip(connection, [BEGIN, ...teams.map(teamLock), ...reading.map((query) => query.compile(connection))]);
+    const [read, ...participants] = answers.slice(1 + teams.length);
+    return { read: flushRead(read!.rows as TeamsRow[]), participants: storedParticipants(participants) };
   },
 
-  /** With keys to look up, the stored ones come in the same round trip, as rows of their own (`key` not null). */
-  async read(db, teams, month, keys, cutoff) {
-    const { rows } = await sql<{ id: number; config_version: number; used: number; key: string | null; outcome: string | null }>`
+  async participants(connection, named) {
+    return storedParticipants(await inOneRoundTrip(connection, participantsRead(named).map((query) => query.compile(connection))));
+  },
+
+  async commit(connection, flush) {
+    if (!flush) {
+      await connection.executeQuery(COMMIT);
+      return;
+    }
+    const [written] = await inOneRoundTrip(connection, [write(flush).compile(connection), COMMIT]);
+    const rows = written!.rows as Array<ParticipantRow & { is_new: boolean }>;
+    const createdRows = new Map(rows.filter((row) => row.is_new).map(({ is_new: _, ...row }) => [participantKey(row.team_id, row.key), row]));
+    const changedRows = new Map(rows.filter((row) => !row.is_new).map(({ is_new: _, ...row }) => [row.id, row]));
+    for (const state of flush.participants.values()) {
+      if (state.isNew) state.row = createdRows.get(participantKey(state.row.team_id, state.row.key))!;
+      else if (state.changed) state.row = changedRows.get(state.row.id)!;
+    }
+  },
+};
+
+type TeamsRow = { id: number; config_version: number; used: number; key: string | null; outcome: string | null };
+
+/** Each team's config version and quota use; with keys to look up, the stored ones as rows of their own (`key` not null). */
+function teamsRead(teams: number[], month: string, keys: NamedKey[], cutoff: string) {
+  return sql<TeamsRow>`
       select t.id, t.config_version, coalesce(u.count, 0) as used, null::text as key, null::text as outcome
       from teams t left join ingest_usage u on u.team_id = t.id and u.month = ${month}
       where t.id = any(${teams}::bigint[])
@@ -32,145 +59,155 @@ export const postgresFlush: FlushStatements = {
           : sql`union all
       select k.team_id, null, null, k.key, k.outcome
       from unnest(${keys.map((k) => k.team)}::bigint[], ${keys.map((k) => k.key)}::text[]) as n(team_id, key)
-      join ingest_keys k on k.team_id = n.team_id and k.key = n.key
-      where k.created_at > ${cutoff}::timestamptz`
-      }`.execute(db);
-    const read: FlushRead = { versions: new Map(), used: new Map(), keys: new Map() };
-    for (const row of rows) {
-      if (row.key !== null) read.keys.set(keyId(row.id, row.key), row.outcome!);
-      else {
-        read.versions.set(row.id, row.config_version);
-        read.used.set(row.id, Number(row.used));
-      }
+      cross join lateral (select * from ingest_keys k where k.team_id = n.team_id and k.key = n.key and k.created_at > ${cutoff}::timestamptz limit 1) k`
+      }`;
+}
+
+function flushRead(rows: TeamsRow[]): FlushRead {
+  const read: FlushRead = { versions: new Map(), used: new Map(), keys: new Map() };
+  for (const row of rows) {
+    if (row.key !== null) read.keys.set(keyId(row.id, row.key), row.outcome!);
+    else {
+      read.versions.set(row.id, row.config_version);
+      read.used.set(row.id, Number(row.used));
     }
-    return read;
-  },
+  }
+  return read;
+}
 
-  async participants(db, named) {
-    const { rows } = await sql<ParticipantRow>`
-      select p.* from (select distinct * from unnest(${named.map((n) => n.team)}::bigint[], ${named.map((n) => n.key)}::text[])) as k(team_id, key)
-      join participants p on p.team_id = k.team_id and p.key = k.key`.execute(db);
-    return rows;
-  },
-
-  async histories(db, participants) {
-    const teams = participants.map((p) => p.team_id);
-    const ids = participants.map((p) => p.id);
-    const [enrolments, exclusions, conversions] = await Promise.all([
-      sql<Histories['enrolments'][number]>`
+/**
+ * The named participants, their enrolments, exclusions and conversions: four statements, each
+ * finding the participants by team and key. `limit 1` keeps each lookup a probe of the
+ * (team_id, key) index: the planner cannot turn it into a join that scans the whole table, which
+ * it would choose — and a connection keep — for a table it last saw empty (no autovacuum, no
+ * ANALYZE).
+ */
+function participantsRead(named: NamedParticipant[]) {
+  const found = sql`unnest(${named.map((n) => n.team)}::bigint[], ${named.map((n) => n.key)}::text[]) as k(team_id, key)
+      cross join lateral (select * from participants p where p.team_id = k.team_id and p.key = k.key limit 1) p`;
+  return [
+    sql<ParticipantRow>`select p.* from ${found}`,
+    sql<Histories['enrolments'][number]>`
         select e.participant_id, e.id, e.experiment_id, e.variant_id, x.key as experiment_key, x.status, v.key as variant_key, e.enrolled_at
-        from unnest(${teams}::bigint[], ${ids}::bigint[]) as k(team_id, id)
-        join enrolments e on e.team_id = k.team_id and e.participant_id = k.id
+        from ${found}
+        join enrolments e on e.team_id = p.team_id and e.participant_id = p.id
         join experiments x on x.id = e.experiment_id join variants v on v.id = e.variant_id
-        order by e.id`.execute(db),
-      sql<Histories['exclusions'][number]>`
-        select x.participant_id, x.experiment_id from unnest(${teams}::bigint[], ${ids}::bigint[]) as k(team_id, id)
-        join exclusions x on x.team_id = k.team_id and x.participant_id = k.id`.execute(db),
-      sql<Histories['conversions'][number]>`
-        select c.participant_id, c.experiment_id, c.event_id, c.count, c.value from unnest(${teams}::bigint[], ${ids}::bigint[]) as k(team_id, id)
-        join conversions c on c.team_id = k.team_id and c.participant_id = k.id`.execute(db),
-    ]);
-    return { enrolments: enrolments.rows, exclusions: exclusions.rows, conversions: conversions.rows };
-  },
+        order by e.id`,
+    sql<Histories['exclusions'][number]>`
+        select x.participant_id, x.experiment_id from ${found}
+        join exclusions x on x.team_id = p.team_id and x.participant_id = p.id`,
+    sql<Histories['conversions'][number]>`
+        select c.participant_id, c.experiment_id, c.event_id, c.count, c.value from ${found}
+        join conversions c on c.team_id = p.team_id and c.participant_id = p.id`,
+  ];
+}
 
-  /**
-   * One statement of data-modifying CTEs: new participants (their ids, for their enrolments and
-   * conversions, from its RETURNING), changed ones, enrolments, counters and their daily roll-up,
-   * conversions, idempotency keys (only when some are stored) and quota. It answers the participants it created or changed.
-   */
-  async write(db, flush) {
-    const { at, month } = flush;
-    const day = utcDay(at);
-    const states = [...flush.participants.values()];
-    const created = states.filter((state) => state.isNew);
-    const changed = states.filter((state) => state.changed);
-    const enrolments = flush.enrolments;
-    const variantIds = [...flush.variantParticipants.keys()];
-    const conversions = [...flush.conversions.values()];
-    const counts = [...flush.eventCounts.values()];
-    const quota = [...flush.quota.entries()];
-    // A participant this flush creates has id 0 until the insert answers it: rows naming it find it there by team and key.
-    const { rows } = await sql<ParticipantRow & { is_new: boolean }>`
-      with created as (
-        insert into participants (team_id, key, notes, attributes, created_at, updated_at)
-        select * from unnest(${created.map((s) => s.row.team_id)}::bigint[], ${created.map((s) => s.row.key)}::text[], ${created.map((s) => s.row.notes)}::text[],
-          ${created.map((s) => s.row.attributes)}::text[], ${created.map((s) => iso(s.row.created_at))}::timestamptz[], ${created.map((s) => iso(s.row.updated_at))}::timestamptz[])
-        returning *
-      ), changed as (
-        update participants p set notes = d.notes, attributes = d.attributes, updated_at = d.updated_at
-        from unnest(${changed.map((s) => s.row.id)}::bigint[], ${changed.map((s) => s.row.notes)}::text[], ${changed.map((s) => s.row.attributes)}::text[],
-          ${changed.map((s) => iso(s.row.updated_at))}::timestamptz[]) as d(id, notes, attributes, updated_at)
-        where p.id = d.id
-        returning p.*
-      ), enrolled as (
-        insert into enrolments (team_id, participant_id, experiment_id, variant_id, enrolled_at)
-        select e.team_id, coalesce(c.id, e.participant_id), e.experiment_id, e.variant_id, ${at}::timestamptz
-        from unnest(${enrolments.map((e) => e.teamId)}::bigint[], ${enrolments.map((e) => e.state.row.id)}::bigint[], ${enrolments.map((e) => e.state.row.key)}::text[],
-          ${enrolments.map((e) => e.experimentId)}::bigint[], ${enrolments.map((e) => e.variantId)}::bigint[]) with ordinality as e(team_id, participant_id, key, experiment_id, variant_id, n)
-        left join created c on e.participant_id = 0 and c.team_id = e.team_id and c.key = e.key
-        order by e.n -- ids in the order the ingests enrolled: a participant's assignments are answered in it
-        returning 1
-      ), counted as (
-        update variants v set participants = v.participants + d.added
-        from unnest(${variantIds}::bigint[], ${variantIds.map((id) => flush.variantParticipants.get(id)!.teamId)}::bigint[], ${variantIds.map((id) => flush.variantParticipants.get(id)!.added)}::bigint[]) as d(id, team_id, added)
-        where v.id = d.id and v.team_id = d.team_id
-        returning 1
-      ), counted_daily as (
-        insert into daily_variant_counts (team_id, variant_id, day, participants)
-        select d.team_id, d.id, ${day}, d.added
-        from unnest(${variantIds}::bigint[], ${variantIds.map((id) => flush.variantParticipants.get(id)!.teamId)}::bigint[], ${variantIds.map((id) => flush.variantParticipants.get(id)!.added)}::bigint[]) as d(id, team_id, added)
-        on conflict (team_id, variant_id, day) do update set participants = daily_variant_counts.participants + excluded.participants
-        returning 1
-      ), converted as (
-        insert into conversions (team_id, participant_id, experiment_id, event_id, count, value)
-        select v.team_id, coalesce(c.id, v.participant_id), v.experiment_id, v.event_id, v.added, v.value
-        from unnest(${conversions.map((c) => c.teamId)}::bigint[], ${conversions.map((c) => c.state.row.id)}::bigint[], ${conversions.map((c) => c.state.row.key)}::text[],
-          ${conversions.map((c) => c.experimentId)}::bigint[], ${conversions.map((c) => c.eventId)}::bigint[], ${conversions.map((c) => c.added)}::bigint[],
-          ${conversions.map((c) => c.value.toString())}::numeric[])
-          as v(team_id, participant_id, key, experiment_id, event_id, added, value)
-        left join created c on v.participant_id = 0 and c.team_id = v.team_id and c.key = v.key
-        on conflict (team_id, participant_id, experiment_id, event_id) do update set count = conversions.count + excluded.count, value = conversions.value + excluded.value
-        returning 1
-      ), tallied as (
-        insert into variant_event_counts (team_id, variant_id, event_id, conversions, unique_conversions, sum_y, sum_y2)
-        select * from unnest(${counts.map((c) => c.teamId)}::bigint[], ${counts.map((c) => c.variantId)}::bigint[], ${counts.map((c) => c.eventId)}::bigint[],
-          ${counts.map((c) => c.conversions)}::bigint[], ${counts.map((c) => c.unique)}::bigint[], ${counts.map((c) => c.sumY.toString())}::numeric[], ${counts.map((c) => c.sumY2.toString())}::numeric[])
-        on conflict (team_id, variant_id, event_id) do update
-          set conversions = variant_event_counts.conversions + excluded.conversions, unique_conversions = variant_event_counts.unique_conversions + excluded.unique_conversions,
-            sum_y = variant_event_counts.sum_y + excluded.sum_y, sum_y2 = variant_event_counts.sum_y2 + excluded.sum_y2
-        returning 1
-      ), tallied_daily as (
-        insert into daily_variant_event_counts (team_id, variant_id, event_id, day, conversions, unique_conversions, sum_y, sum_y2)
-        select c.team_id, c.variant_id, c.event_id, ${day}, c.conversions, c.unique_conversions, c.sum_y, c.sum_y2
-        from unnest(${counts.map((c) => c.teamId)}::bigint[], ${counts.map((c) => c.variantId)}::bigint[], ${counts.map((c) => c.eventId)}::bigint[],
-          ${counts.map((c) => c.conversions)}::bigint[], ${counts.map((c) => c.unique)}::bigint[], ${counts.map((c) => c.sumY.toString())}::numeric[],
-          ${counts.map((c) => c.sumY2.toString())}::numeric[]) as c(team_id, variant_id, event_id, conversions, unique_conversions, sum_y, sum_y2)
-        on conflict (team_id, variant_id, event_id, day) do update
-          set conversions = daily_variant_event_counts.conversions + excluded.conversions,
-            unique_conversions = daily_variant_event_counts.unique_conversions + excluded.unique_conversions,
-            sum_y = daily_variant_event_counts.sum_y + excluded.sum_y, sum_y2 = daily_variant_event_counts.sum_y2 + excluded.sum_y2
-        returning 1
-      )${
-        flush.keys.length === 0
-          ? sql``
-          : sql`, keyed as (
-        insert into ingest_keys (team_id, key, outcome, created_at)
-        select *, ${at}::timestamptz from unnest(${flush.keys.map((k) => k.teamId)}::bigint[], ${flush.keys.map((k) => k.key)}::text[], ${flush.keys.map((k) => k.outcome)}::text[])
-        on conflict (team_id, key) do update set outcome = excluded.outcome, created_at = excluded.created_at where ingest_keys.created_at <= ${flush.keyCutoff}::timestamptz
-        returning 1
-      )`
-      }, used as (
-        insert into ingest_usage (team_id, month, count)
-        select team_id, ${month}, count from unnest(${quota.map(([team]) => team)}::bigint[], ${quota.map(([, count]) => count)}::bigint[]) as q(team_id, count)
-        on conflict (team_id, month) do update set count = ingest_usage.count + excluded.count
-        returning 1
-      )
-      select true as is_new, created.* from created
-      union all
-      select false, changed.* from changed`.execute(db);
-    const createdRows = new Map(rows.filter((row) => row.is_new).map(({ is_new: _, ...row }) => [participantKey(row.team_id, row.key), row]));
-    const changedRows = new Map(rows.filter((row) => !row.is_new).map(({ is_new: _, ...row }) => [row.id, row]));
-    for (const state of created) state.row = createdRows.get(participantKey(state.row.team_id, state.row.key))!;
-    for (const state of changed) state.row = changedRows.get(state.row.id)!;
-  },
-};
+function storedParticipants(answers: Array<{ rows: unknown[] }>): StoredParticipants {
+  const [participants, enrolments, exclusions, conversions] = answers.map((answer) => answer.rows);
+  if (!participants) return { rows: [], histories: { enrolments: [], exclusions: [], conversions: [] } };
+  return {
+    rows: participants as ParticipantRow[],
+    histories: {
+      enrolments: enrolments as Histories['enrolments'],
+      exclusions: exclusions as Histories['exclusions'],
+      conversions: conversions as Histories['conversions'],
+    },
+  };
+}
+
+/**
+ * One statement of data-modifying CTEs: new participants (their ids, for their enrolments and
+ * conversions, from its RETURNING), changed ones, enrolments, counters and their daily roll-up,
+ * conversions, idempotency keys (only when some are stored) and quota. It answers the participants it created or changed.
+ */
+function write(flush: Flush) {
+  const { at, month } = flush;
+  const day = utcDay(at);
+  const states = [...flush.participants.values()];
+  const created = states.filter((state) => state.isNew);
+  const changed = states.filter((state) => state.changed);
+  const enrolments = flush.enrolments;
+  const variantIds = [...flush.variantParticipants.keys()];
+  const conversions = [...flush.conversions.values()];
+  const counts = [...flush.eventCounts.values()];
+  const quota = [...flush.quota.entries()];
+  // A participant this flush creates has id 0 until the insert answers it: rows naming it find it there by team and key.
+  return sql<ParticipantRow & { is_new: boolean }>`
+    with created as (
+      insert into participants (team_id, key, notes, attributes, created_at, updated_at)
+      select * from unnest(${created.map((s) => s.row.team_id)}::bigint[], ${created.map((s) => s.row.key)}::text[], ${created.map((s) => s.row.notes)}::text[],
+        ${created.map((s) => s.row.attributes)}::text[], ${created.map((s) => iso(s.row.created_at))}::timestamptz[], ${created.map((s) => iso(s.row.updated_at))}::timestamptz[])
+      returning *
+    ), changed as (
+      update participants p set notes = d.notes, attributes = d.attributes, updated_at = d.updated_at
+      from unnest(${changed.map((s) => s.row.id)}::bigint[], ${changed.map((s) => s.row.notes)}::text[], ${changed.map((s) => s.row.attributes)}::text[],
+        ${changed.map((s) => iso(s.row.updated_at))}::timestamptz[]) as d(id, notes, attributes, updated_at)
+      where p.id = d.id
+      returning p.*
+    ), enrolled as (
+      insert into enrolments (team_id, participant_id, experiment_id, variant_id, enrolled_at)
+      select e.team_id, coalesce(c.id, e.participant_id), e.experiment_id, e.variant_id, ${at}::timestamptz
+      from unnest(${enrolments.map((e) => e.teamId)}::bigint[], ${enrolments.map((e) => e.state.row.id)}::bigint[], ${enrolments.map((e) => e.state.row.key)}::text[],
+        ${enrolments.map((e) => e.experimentId)}::bigint[], ${enrolments.map((e) => e.variantId)}::bigint[]) with ordinality as e(team_id, participant_id, key, experiment_id, variant_id, n)
+      left join created c on e.participant_id = 0 and c.team_id = e.team_id and c.key = e.key
+      order by e.n -- ids in the order the ingests enrolled: a participant's assignments are answered in it
+      returning 1
+    ), counted as (
+      update variants v set participants = v.participants + d.added
+      from unnest(${variantIds}::bigint[], ${variantIds.map((id) => flush.variantParticipants.get(id)!.teamId)}::bigint[], ${variantIds.map((id) => flush.variantParticipants.get(id)!.added)}::bigint[]) as d(id, team_id, added)
+      where v.id = d.id and v.team_id = d.team_id
+      returning 1
+    ), counted_daily as (
+      insert into daily_variant_counts (team_id, variant_id, day, participants)
+      select d.team_id, d.id, ${day}, d.added
+      from unnest(${variantIds}::bigint[], ${variantIds.map((id) => flush.variantParticipants.get(id)!.teamId)}::bigint[], ${variantIds.map((id) => flush.variantParticipants.get(id)!.added)}::bigint[]) as d(id, team_id, added)
+      on conflict (team_id, variant_id, day) do update set participants = daily_variant_counts.participants + excluded.participants
+      returning 1
+    ), converted as (
+      insert into conversions (team_id, participant_id, experiment_id, event_id, count, value)
+      select v.team_id, coalesce(c.id, v.participant_id), v.experiment_id, v.event_id, v.added, v.value
+      from unnest(${conversions.map((c) => c.teamId)}::bigint[], ${conversions.map((c) => c.state.row.id)}::bigint[], ${conversions.map((c) => c.state.row.key)}::text[],
+        ${conversions.map((c) => c.experimentId)}::bigint[], ${conversions.map((c) => c.eventId)}::bigint[], ${conversions.map((c) => c.added)}::bigint[],
+        ${conversions.map((c) => c.value.toString())}::numeric[])
+        as v(team_id, participant_id, key, experiment_id, event_id, added, value)
+      left join created c on v.participant_id = 0 and c.team_id = v.team_id and c.key = v.key
+      on conflict (team_id, participant_id, experiment_id, event_id) do update set count = conversions.count + excluded.count, value = conversions.value + excluded.value
+      returning 1
+    ), tallied as (
+      insert into variant_event_counts (team_id, variant_id, event_id, conversions, unique_conversions, sum_y, sum_y2)
+      select * from unnest(${counts.map((c) => c.teamId)}::bigint[], ${counts.map((c) => c.variantId)}::bigint[], ${counts.map((c) => c.eventId)}::bigint[],
+        ${counts.map((c) => c.conversions)}::bigint[], ${counts.map((c) => c.unique)}::bigint[], ${counts.map((c) => c.sumY.toString())}::numeric[], ${counts.map((c) => c.sumY2.toString())}::numeric[])
+      on conflict (team_id, variant_id, event_id) do update
+        set conversions = variant_event_counts.conversions + excluded.conversions, unique_conversions = variant_event_counts.unique_conversions + excluded.unique_conversions,
+          sum_y = variant_event_counts.sum_y + excluded.sum_y, sum_y2 = variant_event_counts.sum_y2 + excluded.sum_y2
+      returning 1
+    ), tallied_daily as (
+      insert into daily_variant_event_counts (team_id, variant_id, event_id, day, conversions, unique_conversions, sum_y, sum_y2)
+      select c.team_id, c.variant_id, c.event_id, ${day}, c.conversions, c.unique_conversions, c.sum_y, c.sum_y2
+      from unnest(${counts.map((c) => c.teamId)}::bigint[], ${counts.map((c) => c.variantId)}::bigint[], ${counts.map((c) => c.eventId)}::bigint[],
+        ${counts.map((c) => c.conversions)}::bigint[], ${counts.map((c) => c.unique)}::bigint[], ${counts.map((c) => c.sumY.toString())}::numeric[],
+        ${counts.map((c) => c.sumY2.toString())}::numeric[]) as c(team_id, variant_id, event_id, conversions, unique_conversions, sum_y, sum_y2)
+      on conflict (team_id, variant_id, event_id, day) do update
+        set conversions = daily_variant_event_counts.conversions + excluded.conversions,
+          unique_conversions = daily_variant_event_counts.unique_conversions + excluded.unique_conversions,
+          sum_y = daily_variant_event_counts.sum_y + excluded.sum_y, sum_y2 = daily_variant_event_counts.sum_y2 + excluded.sum_y2
+      returning 1
+    )${
+      flush.keys.length === 0
+        ? sql``
+        : sql`, keyed as (
+      insert into ingest_keys (team_id, key, outcome, created_at)
+      select *, ${at}::timestamptz from unnest(${flush.keys.map((k) => k.teamId)}::bigint[], ${flush.keys.map((k) => k.key)}::text[], ${flush.keys.map((k) => k.outcome)}::text[])
+      on conflict (team_id, key) do update set outcome = excluded.outcome, created_at = excluded.created_at where ingest_keys.created_at <= ${flush.keyCutoff}::timestamptz
+      returning 1
+    )`
+    }, used as (
+      insert into ingest_usage (team_id, month, count)
+      select team_id, ${month}, count from unnest(${quota.map(([team]) => team)}::bigint[], ${quota.map(([, count]) => count)}::bigint[]) as q(team_id, count)
+      on conflict (team_id, month) do update set count = ingest_usage.count + excluded.count
+      returning 1
+    )
+    select true as is_new, created.* from created
+    union all
+    select false, changed.* from changed`;
+}

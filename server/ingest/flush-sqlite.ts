@@ -3,10 +3,12 @@ import type { ParticipantRow } from '../participants/store';
 import type { Db } from '../storage/database';
 import { utcDay } from '../storage/values';
 import { keyId } from './keys';
-import { participantKey, type Flush, type FlushRead, type FlushStatements, type Histories } from './set-based';
+import type { NamedKey } from './keys';
+import { participantKey, type Flush, type FlushRead, type FlushStatements, type Histories, type NamedParticipant, type StoredParticipants } from './set-based';
 
 // A writer in any process waits here (busy timeout) until the others have committed.
 const BEGIN = CompiledQuery.raw('begin immediate');
+const COMMIT = CompiledQuery.raw('commit');
 
 /** Rows bound as one parameter: a JSON array of arrays, read back by `json_each` and `->>`. */
 const rowsOf = (rows: unknown[][]) => JSON.stringify(rows);
@@ -19,11 +21,26 @@ const rowsOf = (rows: unknown[][]) => JSON.stringify(rows);
  * took about ten statements.
  */
 export const sqliteFlush: FlushStatements = {
-  async begin(connection) {
+  async open(connection, { teams, month, keys, cutoff, expected }) {
     await connection.executeQuery(BEGIN);
+    return { read: await read(connection, teams, month, keys, cutoff), participants: await storedParticipants(connection, expected) };
   },
 
-  async read(db, teams, month, keys, cutoff) {
+  participants: storedParticipants,
+
+  async commit(connection, flush) {
+    if (flush) await write(connection, flush);
+    await connection.executeQuery(COMMIT);
+  },
+};
+
+async function storedParticipants(db: Db, named: NamedParticipant[]): Promise<StoredParticipants> {
+  if (named.length === 0) return { rows: [], histories: { enrolments: [], exclusions: [], conversions: [] } };
+  const rows = await participants(db, named);
+  return { rows, histories: rows.length === 0 ? { enrolments: [], exclusions: [], conversions: [] } : await histories(db, rows) };
+}
+
+async function read(db: Db, teams: number[], month: string, keys: NamedKey[], cutoff: string): Promise<FlushRead> {
     const { rows } = await sql<{ id: number; config_version: number; used: number }>`
       select t.id, t.config_version, coalesce(u.count, 0) as used
       from teams t left join ingest_usage u on u.team_id = t.id and u.month = ${month}
@@ -41,16 +58,16 @@ export const sqliteFlush: FlushStatements = {
       for (const row of stored.rows) read.keys.set(keyId(row.team_id, row.key), row.outcome);
     }
     return read;
-  },
+}
 
-  async participants(db, named) {
+async function participants(db: Db, named: NamedParticipant[]): Promise<ParticipantRow[]> {
     const { rows } = await sql<ParticipantRow>`
       select p.* from (select distinct value ->> 0 as team_id, value ->> 1 as key from json_each(${rowsOf(named.map((n) => [n.team, n.key]))})) k
       join participants p on p.team_id = k.team_id and p.key = k.key`.execute(db);
     return rows;
-  },
+}
 
-  async histories(db, participants) {
+async function histories(db: Db, participants: ParticipantRow[]): Promise<Histories> {
     const ids = rowsOf(participants.map((p) => [p.team_id, p.id]));
     const enrolments = await sql<Histories['enrolments'][number]>`
       select e.participant_id, e.id, e.experiment_id, e.variant_id, x.key as experiment_key, x.status, v.key as variant_key, e.enrolled_at
@@ -64,9 +81,9 @@ export const sqliteFlush: FlushStatements = {
       select c.participant_id, c.experiment_id, c.event_id, c.count, c.value from json_each(${ids}) k
       join conversions c on c.team_id = k.value ->> 0 and c.participant_id = k.value ->> 1`.execute(db);
     return { enrolments: enrolments.rows, exclusions: exclusions.rows, conversions: conversions.rows };
-  },
+}
 
-  async write(db, flush) {
+async function write(db: Db, flush: Flush): Promise<void> {
     const states = [...flush.participants.values()];
     const created = states.filter((state) => state.isNew);
     const changed = states.filter((state) => state.changed);
@@ -87,8 +104,7 @@ export const sqliteFlush: FlushStatements = {
       for (const state of changed) state.row = byId.get(state.row.id)!;
     }
     await writeCounts(db, flush);
-  },
-};
+}
 
 /** Everything but the participants' own rows: enrolments, counters and their roll-up, conversions, idempotency keys, quota; a statement each. */
 async function writeCounts(db: Db, flush: Flush): Promise<void> {

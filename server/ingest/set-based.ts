@@ -17,6 +17,7 @@ import { requireVariant } from '../variants/service';
 import type { ResolvedVariant } from '../variants/store';
 import { contextAt, eventOf, experimentOf, variantsIn, type IngestContext, type IngestContexts } from './context';
 import { keyCutoff, KeyedItems, type NamedKey, type StoredKey } from './keys';
+import { expectedParticipants } from './expected';
 import { quotaMonth } from './quota';
 
 type IngestRequest = components['schemas']['IngestRequest'];
@@ -54,20 +55,37 @@ export interface NamedParticipant {
   key: string;
 }
 
-/** What differs between engines: the SQL of a flush, each a constant number of statements whatever the number of ingests. */
-export interface FlushStatements {
-  /** Opens the flush's transaction, taking every write lock a writer of these teams takes first. */
-  begin(connection: Db, teams: number[]): Promise<void>;
-  /** Each team's config version and quota use this month, and which of `keys` are stored since `cutoff` (none asked: no more work). */
-  read(connection: Db, teams: number[], month: string, keys: NamedKey[], cutoff: string): Promise<FlushRead>;
-  /** The stored participants the accepted ingests name. */
-  participants(connection: Db, named: NamedParticipant[]): Promise<ParticipantRow[]>;
-  histories(connection: Db, participants: ParticipantRow[]): Promise<Histories>;
-  /** Writes what the flush decided; gives the participants it created or changed their stored rows. */
-  write(connection: Db, flush: Flush): Promise<void>;
+/** The stored participants a flush read, with their enrolments, exclusions and conversions. */
+export interface StoredParticipants {
+  rows: ParticipantRow[];
+  histories: Histories;
 }
 
-const COMMIT = CompiledQuery.raw('commit');
+/** What a flush asks for when it opens. */
+export interface Opening {
+  /** Its teams, in ascending order: the order their locks are taken in. */
+  teams: number[];
+  month: string;
+  keys: NamedKey[];
+  cutoff: string;
+  /** The participants of the ingests it expects to accept (expected.ts), distinct. */
+  expected: NamedParticipant[];
+}
+
+/** What differs between engines: the SQL of a flush, each a constant number of statements whatever the number of ingests. */
+export interface FlushStatements {
+  /**
+   * Opens the flush's transaction, taking every write lock a writer of these teams takes first,
+   * and reads each team's config version and quota use this month, which of `keys` are stored
+   * since `cutoff` (none asked: no more work) and the stored participants among `expected`.
+   */
+  open(connection: Db, opening: Opening): Promise<{ read: FlushRead; participants: StoredParticipants }>;
+  /** The stored participants among `named` (distinct). */
+  participants(connection: Db, named: NamedParticipant[]): Promise<StoredParticipants>;
+  /** Writes what the flush decided — nothing when it accepted no ingest — and commits; gives the participants it created or changed their stored rows. */
+  commit(connection: Db, flush: Flush | undefined): Promise<void>;
+}
+
 const ROLLBACK = CompiledQuery.raw('rollback');
 
 /**
@@ -77,19 +95,19 @@ const ROLLBACK = CompiledQuery.raw('rollback');
  * stored ones among the ingests' idempotency keys), and decides which ingests are replays of a
  * stored key — answered its stored outcome, nothing else done — and which are refused — their
  * own 404, 409 or 402, storing nothing of them — from the team's cached context, with no query
- * per ingest. Only for the accepted ones does it read the
- * participants, their enrolments, exclusions and conversions, decide each in order exactly as a
- * single ingest alone would be decided, write what they change (a statement per table at most)
- * and commit once: each caller is answered after the commit.
+ * per ingest. It reads the participants — their enrolments, exclusions and conversions too —
+ * of the ingests it expects to accept (expected.ts) with the teams, and of any other it accepts
+ * once decided. It decides each accepted ingest in order exactly as a single ingest alone
+ * would be decided, writes what they change (a statement per table at most) and commits once:
+ * each caller is answered after the commit. `lastUsed` is each team's quota use as the last
+ * flush saw it.
  */
-export async function flushIngests(db: Db, statements: FlushStatements, jobs: IngestJob[], keyWindowMs: number): Promise<QuotaUse> {
+export async function flushIngests(db: Db, statements: FlushStatements, jobs: IngestJob[], keyWindowMs: number, lastUsed: QuotaUse): Promise<QuotaUse> {
   let flushed: Flushed = { outcomes: [], used: new Map() };
   try {
     await db.connection().execute(async (connection) => {
-      await statements.begin(connection, [...new Set(jobs.map((job) => job.team.id))].sort((a, b) => a - b));
       try {
-        flushed = await ingestAll(connection, statements, jobs, keyWindowMs);
-        await connection.executeQuery(COMMIT);
+        flushed = await ingestAll(connection, statements, jobs, keyWindowMs, lastUsed);
       } catch (error) {
         await connection.executeQuery(ROLLBACK).catch(() => {});
         throw error;
@@ -166,13 +184,14 @@ export interface Flush {
   keyCutoff: string;
 }
 
-async function ingestAll(db: Db, statements: FlushStatements, jobs: IngestJob[], keyWindowMs: number): Promise<Flushed> {
+async function ingestAll(db: Db, statements: FlushStatements, jobs: IngestJob[], keyWindowMs: number, lastUsed: QuotaUse): Promise<Flushed> {
   const at = now();
   const month = quotaMonth(at);
   const cutoff = keyCutoff(at, keyWindowMs);
-  const teams = [...new Set(jobs.map((job) => job.team.id))];
+  const teams = [...new Set(jobs.map((job) => job.team.id))].sort((a, b) => a - b);
   const keyed = new KeyedItems(jobs);
-  const read = await statements.read(db, teams, month, keyed.named, cutoff);
+  const expected = expectedParticipants(jobs, lastUsed);
+  const { read, participants: stored } = await statements.open(db, { teams, month, keys: keyed.named, cutoff, expected });
   const gone = teams.find((team) => !read.versions.has(team));
   if (gone !== undefined) throw new Error(`No team ${gone}.`);
   // Each team's context once per flush, at the config version read under the team's lock: it holds for the whole flush.
@@ -197,7 +216,7 @@ async function ingestAll(db: Db, statements: FlushStatements, jobs: IngestJob[],
   const flush: Flush = {
     at,
     month,
-    participants: admitted.length === 0 ? new Map() : await withHistories(db, statements, await statements.participants(db, admitted.map((unit) => ({ team: unit.job.team.id, key: unit.given.key })))),
+    participants: await readParticipants(db, statements, admitted, expected, stored),
     enrolments: [],
     variantParticipants: new Map(),
     conversions: new Map(),
@@ -208,7 +227,7 @@ async function ingestAll(db: Db, statements: FlushStatements, jobs: IngestJob[],
   };
   const accepted = new Map(admitted.map((unit) => [unit.job, apply(flush, unit)]));
   flush.keys = keyed.toStore(accepted);
-  if (admitted.length > 0) await statements.write(db, flush);
+  await statements.commit(db, admitted.length > 0 ? flush : undefined);
   return { outcomes: jobs.map((job) => ({ job, outcome: refused.get(job) ?? accepted.get(job) ?? keyed.replayed(job, accepted) })), used: read.used };
 }
 
@@ -248,18 +267,34 @@ const givenParticipant = (input: IngestRequest): ParticipantInput => (typeof inp
 
 export const participantKey = (teamId: number, key: string) => `${teamId}\u0000${key}`;
 
-/** The stored participants as the flush knows them, with their enrolments, exclusions and conversions. */
-async function withHistories(db: Db, statements: FlushStatements, rows: ParticipantRow[]): Promise<Map<string, ParticipantState>> {
-  const states = new Map<string, ParticipantState>();
-  for (const row of rows) {
-    states.set(participantKey(row.team_id, row.key), { row, isNew: false, changed: false, enrolments: [], excluded: new Set(), conversions: new Map() });
+/**
+ * The stored participants of the accepted ingests as the flush knows them, with their
+ * enrolments, exclusions and conversions: those it read when it opened, and those of accepted
+ * ingests it did not expect, read now.
+ */
+async function readParticipants(db: Db, statements: FlushStatements, admitted: Resolved[], expected: NamedParticipant[], stored: StoredParticipants): Promise<Map<string, ParticipantState>> {
+  const lookedUp = new Set(expected.map((named) => participantKey(named.team, named.key)));
+  const unread = new Map<string, NamedParticipant>();
+  for (const unit of admitted) {
+    const key = participantKey(unit.job.team.id, unit.given.key);
+    if (!lookedUp.has(key)) unread.set(key, { team: unit.job.team.id, key: unit.given.key });
   }
-  if (rows.length === 0) return states;
-  const byId = new Map([...states.values()].map((state) => [state.row.id, state]));
-  const { enrolments, exclusions, conversions } = await statements.histories(db, rows);
-  for (const { participant_id, ...enrolment } of enrolments) byId.get(participant_id)!.enrolments.push(enrolment);
-  for (const row of exclusions) byId.get(row.participant_id)!.excluded.add(row.experiment_id);
-  for (const row of conversions) byId.get(row.participant_id)!.conversions.set(`${row.experiment_id}:${row.event_id}`, { count: Number(row.count), value: exact(row.value) });
+  const states = statesOf(stored);
+  if (unread.size > 0) for (const [key, state] of statesOf(await statements.participants(db, [...unread.values()]))) states.set(key, state);
+  return states;
+}
+
+function statesOf({ rows, histories }: StoredParticipants): Map<string, ParticipantState> {
+  const states = new Map<string, ParticipantState>();
+  const byId = new Map<number, ParticipantState>();
+  for (const row of rows) {
+    const state: ParticipantState = { row, isNew: false, changed: false, enrolments: [], excluded: new Set(), conversions: new Map() };
+    states.set(participantKey(row.team_id, row.key), state);
+    byId.set(row.id, state);
+  }
+  for (const { participant_id, ...enrolment } of histories.enrolments) byId.get(participant_id)!.enrolments.push(enrolment);
+  for (const row of histories.exclusions) byId.get(row.participant_id)!.excluded.add(row.experiment_id);
+  for (const row of histories.conversions) byId.get(row.participant_id)!.conversions.set(`${row.experiment_id}:${row.event_id}`, { count: Number(row.count), value: exact(row.value) });
   return states;
 }
 

@@ -34,7 +34,7 @@ export function ingestFlusher(db: Db, statements: FlushStatements, keyWindowMs: 
       // Let the requests that arrived meanwhile be read and queued first: better-sqlite3 answers
       // without yielding to the event loop, so flush after flush would otherwise starve them.
       await new Promise((resolve) => setImmediate(resolve));
-      for (const [team, count] of await flushIngests(db, statements, nextFlush(queues, used), keyWindowMs)) {
+      for (const [team, count] of await flushIngests(db, statements, nextFlush(queues, used), keyWindowMs, used)) {
         if (!used.has(team) && used.size >= MAX_TEAMS_SEEN) used.clear();
         used.set(team, count);
       }

@@ -1,5 +1,9 @@
 import type { PostgresPool, PostgresPoolClient } from 'kysely';
-import type pg from 'pg';
+import pg from 'pg';
+import { Pipeline } from './postgres-pipeline';
+
+/** node-postgres's own conversion of a query value to the text it sends (arrays, dates, JSON…): its module exports it, its types do not. */
+const { prepareValue } = (pg as unknown as { utils: { prepareValue(value: unknown): string | null } }).utils;
 
 /**
  * PostgreSQL parses and plans an unnamed statement at every run; for the hot paths' statements
@@ -7,13 +11,19 @@ import type pg from 'pg';
  * them. Statements with parameters are sent as named statements instead, one name per SQL text,
  * which node-postgres prepares once per connection. Like SQLite's (sqlite-statements.ts), the
  * texts are query shapes, not values, and few; past `max` of them the rest go unnamed.
+ *
+ * A query whose only value is a Pipeline (postgres-pipeline.ts) sends its statements as one
+ * message: the simple protocol, which carries several statements but no parameters. Each
+ * statement with parameters is prepared with SQL's PREPARE the first time the connection sends
+ * it, and run as EXECUTE with its values written as literals — node-postgres's text for each
+ * value, quoted by its escapeLiteral (libpq's rules) — so it keeps its plan like any named one.
  */
 export function preparingStatements(pool: pg.Pool, max = 1000): PostgresPool {
-  const names = new Map<string, string>();
-  const nameOf = (text: string): string | undefined => {
-    let name = names.get(text);
-    if (!name && names.size < max) names.set(text, (name = `statement_${names.size + 1}`));
-    return name;
+  const names = new Map<string, number>();
+  const numberOf = (text: string): number | undefined => {
+    let number = names.get(text);
+    if (number === undefined && names.size < max) names.set(text, (number = names.size + 1));
+    return number;
   };
   const clients = new WeakMap<pg.PoolClient, PostgresPoolClient>();
   return {
@@ -21,13 +31,16 @@ export function preparingStatements(pool: pg.Pool, max = 1000): PostgresPool {
       const client = await pool.connect();
       let preparing = clients.get(client);
       if (!preparing) {
+        const pipelines = new PipelineSender(client, numberOf);
         preparing = {
           // Kysely sends every query as (text, values); without values (begin, commit, DDL) the simple protocol, as before.
           query: ((text: string, values: unknown[]) => {
-            const name = values.length > 0 ? nameOf(text) : undefined;
-            return name ? client.query({ name, text, values }) : client.query(text, values);
+            if (values.length === 1 && values[0] instanceof Pipeline) return pipelines.send(values[0]);
+            const number = values.length > 0 ? numberOf(text) : undefined;
+            return number ? client.query({ name: `statement_${number}`, text, values }) : client.query(text, values);
           }) as unknown as PostgresPoolClient['query'],
-          release: () => client.release(),
+          // A connection that may hold prepared statements it does not know of is closed, not reused.
+          release: () => client.release(pipelines.uncertain || undefined),
         };
         clients.set(client, preparing);
       }
@@ -35,4 +48,51 @@ export function preparingStatements(pool: pg.Pool, max = 1000): PostgresPool {
     },
     end: () => pool.end(),
   };
+}
+
+/** One connection's pipelines, and which of their statements it has prepared. */
+class PipelineSender {
+  private readonly prepared = new Set<string>();
+  /** A message with PREPAREs failed: PREPARE is not undone by a rollback, so which of them ran is unknown. */
+  uncertain = false;
+
+  constructor(
+    private readonly client: pg.PoolClient,
+    private readonly numberOf: (text: string) => number | undefined,
+  ) {}
+
+  async send(pipeline: Pipeline): Promise<{ rows: pg.QueryResult[] }> {
+    const statements: string[] = [];
+    // Where each query's answer is among the message's statements'.
+    const answers: number[] = [];
+    let preparing = false;
+    for (const query of pipeline.queries) {
+      if (query.parameters.length === 0) {
+        answers.push(statements.push(query.sql) - 1);
+        continue;
+      }
+      const number = this.numberOf(query.sql);
+      const name = number ? `pipelined_${number}` : 'pipelined_once';
+      if (!this.prepared.has(name)) {
+        statements.push(`prepare ${name} as ${query.sql}\n`);
+        if (number) this.prepared.add(name);
+        preparing = true;
+      }
+      answers.push(statements.push(`execute ${name}(${query.parameters.map(literal).join(', ')})`) - 1);
+      if (!number) statements.push(`deallocate ${name}`);
+    }
+    try {
+      const answered: pg.QueryResult | pg.QueryResult[] = await this.client.query(statements.join(';\n'));
+      const results = Array.isArray(answered) ? answered : [answered];
+      return { rows: answers.map((index) => results[index]!) };
+    } catch (error) {
+      if (preparing) this.uncertain = true;
+      throw error;
+    }
+  }
+}
+
+function literal(value: unknown): string {
+  const text = prepareValue(value);
+  return text === null ? 'null' : pg.escapeLiteral(text);
 }

@@ -1,0 +1,95 @@
+import { CompiledQuery, sql } from 'kysely';
+import { afterEach, describe, expect, it } from 'vitest';
+import { openStorage, type Storage } from '../../server/storage/database';
+import { inOneRoundTrip } from '../../server/storage/postgres-pipeline';
+import { freshStorage } from '../support/process';
+
+/** Statements sent together (storage/postgres-pipeline.ts): one message, values as literals, statements prepared once per connection. */
+describe('pipelines on postgres', () => {
+  const cleanups: Array<() => Promise<void>> = [];
+  afterEach(async () => {
+    for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+  });
+
+  async function storage(poolSize = 10): Promise<Storage> {
+    const { storageEnv, cleanup } = await freshStorage('postgres');
+    const opened = await openStorage({ dataDir: '', databaseUrl: storageEnv.DATABASE_URL, poolSize });
+    cleanups.push(cleanup, () => opened.close());
+    return opened;
+  }
+
+  const backend = (db: Storage['db']) => sql<{ pid: number }>`select pg_backend_pid() as pid`.execute(db).then(({ rows }) => rows[0]!.pid);
+
+  it('when values need quoting, then each statement answers exactly what the same statement sent alone answers', async () => {
+    // Arrange
+    const { db } = await storage();
+    const awkward = ["it's", 'back\\slash', "both \\' and '", '$1 ; -- not a comment', 'naïve 😀', '', 'E\'x\'', '{"a":[1,"}"]}'];
+    const queries = [
+      sql`select ${awkward}::text[] as texts, ${awkward[1]}::text as one, ${null}::text as nothing`.compile(db),
+      sql`select ${[1, 2, 9_007_199_254_740_991]}::bigint[] as ids, ${'12.345678'}::numeric::text as value, ${'2026-11-25T01:02:03.456Z'}::timestamptz as at`.compile(db),
+    ];
+    const alone = await Promise.all(queries.map((query) => db.executeQuery(query).then((result) => result.rows)));
+    // Act
+    const answers = await db.connection().execute((connection) => inOneRoundTrip(connection, queries));
+    // Assert
+    expect(answers.map((answer) => answer.rows)).toEqual(alone);
+    expect(answers[0]!.rows).toEqual([{ texts: awkward, one: 'back\\slash', nothing: null }]);
+  });
+
+  it('when statements are sent together without a transaction of their own, then they arrive as one message and run as one transaction, rolled back whole when one fails', async () => {
+    // Arrange
+    const { db } = await storage();
+    await sql`create table marks (n int)`.execute(db);
+    // statement_timestamp(): when the message holding the statement was received; clock_timestamp(): now.
+    const stamp = CompiledQuery.raw('select transaction_timestamp()::text as at, statement_timestamp()::text as received, clock_timestamp()::text as ran');
+    // Act
+    const together = await db.connection().execute((connection) => inOneRoundTrip(connection, [stamp, CompiledQuery.raw('select pg_sleep(0.01)'), stamp]));
+    const failed = await db
+      .connection()
+      .execute((connection) => inOneRoundTrip(connection, [sql`insert into marks values (${1})`.compile(db), sql`select ${1}::int / 0`.compile(db), sql`insert into marks values (${2})`.compile(db)]))
+      .catch((error: unknown) => error as { code?: string });
+    // Assert
+    const [first, , last] = together.map((answer) => answer.rows[0] as { at: string; received: string; ran: string });
+    expect(last!.ran > first!.ran).toBe(true);
+    expect(last!.received).toBe(first!.received);
+    expect(last!.at).toBe(first!.at);
+    expect(failed).toMatchObject({ code: '22012' });
+    expect((await sql<{ count: number }>`select count(*)::int as count from marks`.execute(db)).rows[0]!.count).toBe(0);
+  });
+
+  it('when a pipeline runs twice on a connection, then its statements are prepared once and the connection is kept', async () => {
+    // Arrange
+    const { db } = await storage(1);
+    const queries = (n: number) => [sql`select ${n}::int + 1 as next`.compile(db), sql`select ${n}::int * 2 as twice`.compile(db)];
+    const before = await backend(db);
+    // Act
+    const answers = [];
+    for (const n of [1, 5]) answers.push(await db.connection().execute((connection) => inOneRoundTrip(connection, queries(n))));
+    // Assert
+    expect(answers.map((run) => run.map((answer) => answer.rows[0]))).toEqual([
+      [{ next: 2 }, { twice: 2 }],
+      [{ next: 6 }, { twice: 10 }],
+    ]);
+    const prepared = await sql<{ count: number }>`select count(*)::int as count from pg_prepared_statements where name like ${'pipelined_%'}`.execute(db);
+    expect(prepared.rows[0]!.count).toBe(2);
+    expect(await backend(db)).toBe(before);
+  });
+
+  it('when a pipeline that prepares statements fails, then its connection is closed rather than reused, and the next one prepares anew', async () => {
+    // Arrange
+    const { db } = await storage(1);
+    const before = await backend(db);
+    const queries = (divisor: number) => [sql`select ${1}::int as one`.compile(db), sql`select ${6}::int / ${divisor}::int as quotient`.compile(db)];
+    // Act
+    const failed = await db
+      .connection()
+      .execute((connection) => inOneRoundTrip(connection, queries(0)))
+      .catch((error: unknown) => error as { code?: string });
+    const after = await backend(db);
+    const answers = await db.connection().execute((connection) => inOneRoundTrip(connection, queries(3)));
+    // Assert
+    expect(failed).toMatchObject({ code: '22012' });
+    expect(after).not.toBe(before);
+    expect(answers.map((answer) => answer.rows[0])).toEqual([{ one: 1 }, { quotient: 2 }]);
+  });
+});

@@ -1,0 +1,29 @@
+import type { CompiledQuery } from 'kysely';
+import { afterAll, beforeAll } from 'vitest';
+import { openStorage, type Storage } from '../../server/storage/database';
+import { useApp } from './app';
+import type { TestServer } from './server';
+
+/** A second app on the test server's storage that records every query it sends — one per round trip — through Kysely's log. */
+export function useLoggedApp(server: () => TestServer) {
+  // Every query the logged app runs, in order.
+  const statements: CompiledQuery[] = [];
+  const hook = { onStatement: (_query: CompiledQuery) => {} };
+  let logged: Storage | undefined;
+  beforeAll(async () => {
+    const { DATA_DIR, DATABASE_URL } = server().storageEnv;
+    logged = await openStorage({
+      dataDir: DATA_DIR ?? '',
+      databaseUrl: DATABASE_URL,
+      log: (event) => {
+        statements.push(event.query);
+        hook.onStatement(event.query);
+      },
+    });
+  });
+  afterAll(async () => {
+    await logged?.close();
+  });
+  const baseUrl = useApp(() => logged!, {});
+  return { statements, hook, baseUrl };
+}
