@@ -1,10 +1,11 @@
 import { CompiledQuery, sql } from 'kysely';
+import type { EnrolmentRow } from '../enrolments/store';
 import type { ParticipantRow } from '../participants/store';
 import { teamLock } from '../storage/team-lock';
 import { iso, utcDay } from '../storage/values';
 import { inOneRoundTrip } from '../storage/postgres-pipeline';
 import { keyId, type NamedKey } from './keys';
-import { participantKey, type Flush, type FlushRead, type FlushStatements, type Histories, type NamedParticipant, type StoredParticipants } from './set-based';
+import { participantKey, type Flush, type FlushRead, type FlushStatements, type NamedParticipant, type StoredParticipants } from './set-based';
 
 const BEGIN = CompiledQuery.raw('begin');
 const COMMIT = CompiledQuery.raw('commit');
@@ -19,14 +20,15 @@ const COMMIT = CompiledQuery.raw('commit');
  */
 export const postgresFlush: FlushStatements = {
   async open(connection, { teams, month, keys, cutoff, expected }) {
-    const reading = [teamsRead(teams, month, keys, cutoff), ...(expected.length === 0 ? [] : participantsRead(expected))];
+    const reading = [teamsRead(teams, month, keys, cutoff), ...(expected.length === 0 ? [] : [participantsRead(expected)])];
     const answers = await inOneRoundTrip(connection, [BEGIN, ...teams.map(teamLock), ...reading.map((query) => query.compile(connection))]);
-    const [read, ...participants] = answers.slice(1 + teams.length);
+    const [read, participants] = answers.slice(1 + teams.length);
     return { read: flushRead(read!.rows as TeamsRow[]), participants: storedParticipants(participants) };
   },
 
   async participants(connection, named) {
-    return storedParticipants(await inOneRoundTrip(connection, participantsRead(named).map((query) => query.compile(connection))));
+    const { rows } = await participantsRead(named).execute(connection);
+    return storedParticipants({ rows });
   },
 
   async commit(connection, flush) {
@@ -75,44 +77,45 @@ function flushRead(rows: TeamsRow[]): FlushRead {
   return read;
 }
 
+/** A participant as read with its histories: each as JSON, enrolled_at in epoch milliseconds. */
+type ParticipantWithHistories = ParticipantRow & {
+  enrolments: Array<[number, number, number, string, EnrolmentRow['status'], string, number]>;
+  exclusions: number[];
+  conversions: Array<[number, number, number, string]>;
+};
+
 /**
- * The named participants, their enrolments, exclusions and conversions: four statements, each
- * finding the participants by team and key. `limit 1` keeps each lookup a probe of the
- * (team_id, key) index: the planner cannot turn it into a join that scans the whole table, which
- * it would choose — and a connection keep — for a table it last saw empty (no autovacuum, no
- * ANALYZE).
+ * The named participants with their enrolments, exclusions and conversions, in one statement.
+ * `limit 1` keeps each participant's lookup a probe of the (team_id, key) index, and each history
+ * is a subquery by the participant's (team_id, participant_id) key, so no part can become a join
+ * that scans a whole table — which the planner would choose, and a connection keep, for tables it
+ * last saw nearly empty (no autovacuum, no ANALYZE).
  */
 function participantsRead(named: NamedParticipant[]) {
-  const found = sql`unnest(${named.map((n) => n.team)}::bigint[], ${named.map((n) => n.key)}::text[]) as k(team_id, key)
-      cross join lateral (select * from participants p where p.team_id = k.team_id and p.key = k.key limit 1) p`;
-  return [
-    sql<ParticipantRow>`select p.* from ${found}`,
-    sql<Histories['enrolments'][number]>`
-        select e.participant_id, e.id, e.experiment_id, e.variant_id, x.key as experiment_key, x.status, v.key as variant_key, e.enrolled_at
-        from ${found}
-        join enrolments e on e.team_id = p.team_id and e.participant_id = p.id
-        join experiments x on x.id = e.experiment_id join variants v on v.id = e.variant_id
-        order by e.id`,
-    sql<Histories['exclusions'][number]>`
-        select x.participant_id, x.experiment_id from ${found}
-        join exclusions x on x.team_id = p.team_id and x.participant_id = p.id`,
-    sql<Histories['conversions'][number]>`
-        select c.participant_id, c.experiment_id, c.event_id, c.count, c.value from ${found}
-        join conversions c on c.team_id = p.team_id and c.participant_id = p.id`,
-  ];
+  return sql<ParticipantWithHistories>`
+    select p.*,
+      (select coalesce(json_agg(json_build_array(e.id, e.experiment_id, e.variant_id, x.key, x.status, v.key, extract(epoch from e.enrolled_at) * 1000) order by e.id), '[]')
+        from enrolments e join experiments x on x.id = e.experiment_id join variants v on v.id = e.variant_id
+        where e.team_id = p.team_id and e.participant_id = p.id) as enrolments,
+      (select coalesce(json_agg(x.experiment_id), '[]') from exclusions x where x.team_id = p.team_id and x.participant_id = p.id) as exclusions,
+      (select coalesce(json_agg(json_build_array(c.experiment_id, c.event_id, c.count, c.value::text)), '[]')
+        from conversions c where c.team_id = p.team_id and c.participant_id = p.id) as conversions
+    from unnest(${named.map((n) => n.team)}::bigint[], ${named.map((n) => n.key)}::text[]) as k(team_id, key)
+    cross join lateral (select * from participants p where p.team_id = k.team_id and p.key = k.key limit 1) p`;
 }
 
-function storedParticipants(answers: Array<{ rows: unknown[] }>): StoredParticipants {
-  const [participants, enrolments, exclusions, conversions] = answers.map((answer) => answer.rows);
-  if (!participants) return { rows: [], histories: { enrolments: [], exclusions: [], conversions: [] } };
-  return {
-    rows: participants as ParticipantRow[],
-    histories: {
-      enrolments: enrolments as Histories['enrolments'],
-      exclusions: exclusions as Histories['exclusions'],
-      conversions: conversions as Histories['conversions'],
-    },
-  };
+function storedParticipants(answer: { rows: unknown[] } | undefined): StoredParticipants {
+  const stored: StoredParticipants = { rows: [], histories: { enrolments: [], exclusions: [], conversions: [] } };
+  for (const { enrolments, exclusions, conversions, ...row } of (answer?.rows ?? []) as ParticipantWithHistories[]) {
+    stored.rows.push(row);
+    const participant_id = row.id;
+    for (const [id, experiment_id, variant_id, experiment_key, status, variant_key, enrolledMs] of enrolments) {
+      stored.histories.enrolments.push({ participant_id, id, experiment_id, variant_id, experiment_key, status, variant_key, enrolled_at: new Date(enrolledMs) });
+    }
+    for (const experiment_id of exclusions) stored.histories.exclusions.push({ participant_id, experiment_id });
+    for (const [experiment_id, event_id, count, value] of conversions) stored.histories.conversions.push({ participant_id, experiment_id, event_id, count, value });
+  }
+  return stored;
 }
 
 /**

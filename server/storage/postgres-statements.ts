@@ -16,7 +16,7 @@ const { prepareValue } = (pg as unknown as { utils: { prepareValue(value: unknow
  * message: the simple protocol, which carries several statements but no parameters. Each
  * statement with parameters is prepared with SQL's PREPARE the first time the connection sends
  * it, and run as EXECUTE with its values written as literals — node-postgres's text for each
- * value, quoted by its escapeLiteral (libpq's rules) — so it keeps its plan like any named one.
+ * value, quoted by libpq's rules — so it keeps its plan like any named one.
  */
 export function preparingStatements(pool: pg.Pool, max = 1000): PostgresPool {
   const names = new Map<string, number>();
@@ -92,7 +92,10 @@ class PipelineSender {
   }
 }
 
+/** libpq's quoting (PQescapeLiteral, node-postgres's escapeLiteral), by regular expressions: a flush's values run to many kilobytes. */
 function literal(value: unknown): string {
   const text = prepareValue(value);
-  return text === null ? 'null' : pg.escapeLiteral(text);
+  if (text === null) return 'null';
+  const quoted = text.replace(/'/g, "''");
+  return text.includes('\\') ? `E'${quoted.replace(/\\/g, '\\\\')}'` : `'${quoted}'`;
 }
