@@ -17,7 +17,6 @@ import { requireVariant } from '../variants/service';
 import type { ResolvedVariant } from '../variants/store';
 import { contextAt, eventOf, experimentOf, variantsIn, type IngestContext, type IngestContexts } from './context';
 import { keyCutoff, KeyedItems, type NamedKey, type StoredKey } from './keys';
-import { expectedParticipants } from './expected';
 import { quotaMonth } from './quota';
 
 type IngestRequest = components['schemas']['IngestRequest'];
@@ -99,15 +98,15 @@ const ROLLBACK = CompiledQuery.raw('rollback');
  * of the ingests it expects to accept (expected.ts) with the teams, and of any other it accepts
  * once decided. It decides each accepted ingest in order exactly as a single ingest alone
  * would be decided, writes what they change (a statement per table at most) and commits once:
- * each caller is answered after the commit. `lastUsed` is each team's quota use as the last
- * flush saw it.
+ * each caller is answered after the commit. `expected` are the participants of the ingests it
+ * expects to accept (expected.ts), distinct.
  */
-export async function flushIngests(db: Db, statements: FlushStatements, jobs: IngestJob[], keyWindowMs: number, lastUsed: QuotaUse): Promise<QuotaUse> {
+export async function flushIngests(db: Db, statements: FlushStatements, jobs: IngestJob[], keyWindowMs: number, expected: NamedParticipant[]): Promise<QuotaUse> {
   let flushed: Flushed = { outcomes: [], used: new Map() };
   try {
     await db.connection().execute(async (connection) => {
       try {
-        flushed = await ingestAll(connection, statements, jobs, keyWindowMs, lastUsed);
+        flushed = await ingestAll(connection, statements, jobs, keyWindowMs, expected);
       } catch (error) {
         await connection.executeQuery(ROLLBACK).catch(() => {});
         throw error;
@@ -184,13 +183,12 @@ export interface Flush {
   keyCutoff: string;
 }
 
-async function ingestAll(db: Db, statements: FlushStatements, jobs: IngestJob[], keyWindowMs: number, lastUsed: QuotaUse): Promise<Flushed> {
+async function ingestAll(db: Db, statements: FlushStatements, jobs: IngestJob[], keyWindowMs: number, expected: NamedParticipant[]): Promise<Flushed> {
   const at = now();
   const month = quotaMonth(at);
   const cutoff = keyCutoff(at, keyWindowMs);
   const teams = [...new Set(jobs.map((job) => job.team.id))].sort((a, b) => a - b);
   const keyed = new KeyedItems(jobs);
-  const expected = expectedParticipants(jobs, lastUsed);
   const { read, participants: stored } = await statements.open(db, { teams, month, keys: keyed.named, cutoff, expected });
   const gone = teams.find((team) => !read.versions.has(team));
   if (gone !== undefined) throw new Error(`No team ${gone}.`);

@@ -1,6 +1,7 @@
 import { HttpError } from '../http/errors';
 import type { Db } from '../storage/database';
 import type { components } from '../../generated/api';
+import { expectedParticipants } from './expected';
 import { flushIngests, type FlushStatements, type IngestJob, type QuotaUse } from './set-based';
 
 type IngestOutcome = components['schemas']['IngestOutcome'];
@@ -34,7 +35,8 @@ export function ingestFlusher(db: Db, statements: FlushStatements, keyWindowMs: 
       // Let the requests that arrived meanwhile be read and queued first: better-sqlite3 answers
       // without yielding to the event loop, so flush after flush would otherwise starve them.
       await new Promise((resolve) => setImmediate(resolve));
-      for (const [team, count] of await flushIngests(db, statements, nextFlush(queues, used), keyWindowMs, used)) {
+      const jobs = nextFlush(queues, used);
+      for (const [team, count] of await flushIngests(db, statements, jobs, keyWindowMs, expectedParticipants(jobs, used))) {
         if (!used.has(team) && used.size >= MAX_TEAMS_SEEN) used.clear();
         used.set(team, count);
       }

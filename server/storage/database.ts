@@ -17,6 +17,7 @@ import { guardrails } from './migrations/009_guardrails';
 import { ingestKeys } from './migrations/010_ingest_keys';
 import { minimumEffect } from './migrations/011_minimum_effect';
 import { counterKeys } from './migrations/012_counter_keys';
+import { participantKeys } from './migrations/013_participant_keys';
 import { registerExactAdd } from './exact-sums';
 import { preparingStatements } from './postgres-statements';
 import type { Database, Db } from './schema';
@@ -144,6 +145,7 @@ export function migrationsOf(engine: Engine): Record<string, Migration> {
     '010_ingest_keys': ingestKeys(engine),
     '011_minimum_effect': minimumEffect,
     '012_counter_keys': counterKeys(engine),
+    '013_participant_keys': participantKeys(engine),
   };
 }
 

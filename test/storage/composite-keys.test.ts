@@ -131,7 +131,8 @@ describe('composite foreign keys on postgres', () => {
 
     // Assert
     expect(await foreignKeysOf(after.storage, 'conversions')).toEqual(['conversions_enrolment_fkey', 'conversions_event_fkey']);
-    expect(await foreignKeysOf(after.storage, 'enrolments')).toEqual(['enrolments_participant_id_fkey', 'enrolments_variant_fkey']);
+    // 013_participant_keys then names the participant with its team.
+    expect(await foreignKeysOf(after.storage, 'enrolments')).toEqual(['enrolments_participant_fkey', 'enrolments_variant_fkey']);
     expect(kept).toEqual([40, 20]);
     expect(ingested.data?.data.assignments.map((a) => a.experiment)).toEqual(['first', 'second']);
     expect([await countOf(after.storage, 'enrolments', teamId), await countOf(after.storage, 'conversions', teamId)]).toEqual([42, 22]);
