@@ -2,10 +2,11 @@ import { CompiledQuery, sql } from 'kysely';
 import { afterEach, describe, expect, it } from 'vitest';
 import { openStorage, type Storage } from '../../server/storage/database';
 import { inOneRoundTrip } from '../../server/storage/postgres-pipeline';
+import { engines } from '../support/engines';
 import { freshStorage } from '../support/process';
 
 /** Statements sent together (storage/postgres-pipeline.ts): one message, values as literals, statements prepared once per connection. */
-describe('pipelines on postgres', () => {
+describe.runIf(engines.includes('postgres'))('pipelines on postgres', () => {
   const cleanups: Array<() => Promise<void>> = [];
   afterEach(async () => {
     for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
