@@ -1,7 +1,10 @@
-import { CompiledQuery, sql } from 'kysely';
+import { CompiledQuery, Kysely, PostgresDialect, sql } from 'kysely';
+import pg from 'pg';
 import { afterEach, describe, expect, it } from 'vitest';
 import { openStorage, type Storage } from '../../server/storage/database';
 import { inOneRoundTrip } from '../../server/storage/postgres-pipeline';
+import { preparingStatements } from '../../server/storage/postgres-statements';
+import type { Database } from '../../server/storage/schema';
 import { engines } from '../support/engines';
 import { freshStorage } from '../support/process';
 
@@ -74,6 +77,25 @@ describe.runIf(engines.includes('postgres'))('pipelines on postgres', () => {
     const prepared = await sql<{ count: number }>`select count(*)::int as count from pg_prepared_statements where name like ${'pipelined_%'}`.execute(db);
     expect(prepared.rows[0]!.count).toBe(2);
     expect(await backend(db)).toBe(before);
+  });
+
+  it('when no statement name is left (past the cap), then each statement is prepared, run and dropped in the same message', async () => {
+    // Arrange
+    const { storageEnv, cleanup } = await freshStorage('postgres');
+    const pool = new pg.Pool({ connectionString: storageEnv.DATABASE_URL, max: 1 });
+    const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: preparingStatements(pool, 0) }) });
+    cleanups.push(cleanup, () => db.destroy());
+    const queries = (n: number) => [sql`select ${n}::int + 1 as next`.compile(db), sql`select ${"it's"}::text as text`.compile(db)];
+    // Act
+    const answers = [];
+    for (const n of [1, 2]) answers.push(await db.connection().execute((connection) => inOneRoundTrip(connection, queries(n))));
+    const prepared = await sql<{ count: number }>`select count(*)::int as count from pg_prepared_statements`.execute(db);
+    // Assert
+    expect(answers.map((run) => run.map((answer) => answer.rows[0]))).toEqual([
+      [{ next: 2 }, { text: "it's" }],
+      [{ next: 3 }, { text: "it's" }],
+    ]);
+    expect(prepared.rows[0]!.count).toBe(0);
   });
 
   it('when a pipeline that prepares statements fails, then its connection is closed rather than reused, and the next one prepares anew', async () => {
