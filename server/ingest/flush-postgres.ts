@@ -5,9 +5,16 @@ import { teamLock } from '../storage/team-lock';
 import { iso, utcDay } from '../storage/values';
 import { inOneRoundTrip } from '../storage/postgres-pipeline';
 import { keyId, type NamedKey } from './keys';
-import { participantKey, type Flush, type FlushRead, type FlushStatements, type NamedParticipant, type StoredParticipants } from './set-based';
+import { type Flush, type FlushRead, type FlushStatements, type NamedParticipant, type StoredParticipants } from './set-based';
 
 const BEGIN = CompiledQuery.raw('begin');
+/**
+ * A flush's reads look rows up by key, each written so that any plan of it probes an index, so a
+ * plan made once serves every run. PostgreSQL's default planned them anew at every run (a plan
+ * for the values at hand looks cheaper), which was about a quarter of the database's CPU for a
+ * flush of a few ingests (bench/README.md); the write already ran on its generic plan.
+ */
+const GENERIC_PLANS = CompiledQuery.raw('set local plan_cache_mode = force_generic_plan');
 const COMMIT = CompiledQuery.raw('commit');
 
 /**
@@ -21,8 +28,8 @@ const COMMIT = CompiledQuery.raw('commit');
 export const postgresFlush: FlushStatements = {
   async open(connection, { teams, month, keys, cutoff, expected }) {
     const reading = [teamsRead(teams, month, keys, cutoff), ...(expected.length === 0 ? [] : [participantsRead(expected)])];
-    const answers = await inOneRoundTrip(connection, [BEGIN, ...teams.map(teamLock), ...reading.map((query) => query.compile(connection))]);
-    const [read, participants] = answers.slice(1 + teams.length);
+    const answers = await inOneRoundTrip(connection, [BEGIN, GENERIC_PLANS, ...teams.map(teamLock), ...reading.map((query) => query.compile(connection))]);
+    const [read, participants] = answers.slice(2 + teams.length);
     return { read: flushRead(read!.rows as TeamsRow[]), participants: storedParticipants(participants) };
   },
 
@@ -36,25 +43,21 @@ export const postgresFlush: FlushStatements = {
       await connection.executeQuery(COMMIT);
       return;
     }
-    const [written] = await inOneRoundTrip(connection, [write(flush).compile(connection), COMMIT]);
-    const rows = written!.rows as Array<ParticipantRow & { is_new: boolean }>;
-    const createdRows = new Map(rows.filter((row) => row.is_new).map(({ is_new: _, ...row }) => [participantKey(row.team_id, row.key), row]));
-    const changedRows = new Map(rows.filter((row) => !row.is_new).map(({ is_new: _, ...row }) => [row.id, row]));
-    for (const state of flush.participants.values()) {
-      if (state.isNew) state.row = createdRows.get(participantKey(state.row.team_id, state.row.key))!;
-      else if (state.changed) state.row = changedRows.get(state.row.id)!;
-    }
+    await inOneRoundTrip(connection, [write(flush).compile(connection), COMMIT]);
   },
 };
 
 type TeamsRow = { id: number; config_version: number; used: number; key: string | null; outcome: string | null };
 
-/** Each team's config version and quota use; with keys to look up, the stored ones as rows of their own (`key` not null). */
+/**
+ * Each team's config version and quota use; with keys to look up, the stored ones as rows of their
+ * own (`key` not null). Each team's use is a probe of its (team_id, month) key.
+ */
 function teamsRead(teams: number[], month: string, keys: NamedKey[], cutoff: string) {
   return sql<TeamsRow>`
-      select t.id, t.config_version, coalesce(u.count, 0) as used, null::text as key, null::text as outcome
-      from teams t left join ingest_usage u on u.team_id = t.id and u.month = ${month}
-      where t.id = any(${teams}::bigint[])
+      select t.id, t.config_version, coalesce((select u.count from ingest_usage u where u.team_id = t.id and u.month = ${month}), 0) as used,
+        null::text as key, null::text as outcome
+      from unnest(${teams}::bigint[]) as n(id) cross join lateral (select * from teams t where t.id = n.id limit 1) t
       ${
         keys.length === 0
           ? sql``
@@ -121,7 +124,7 @@ function storedParticipants(answer: { rows: unknown[] } | undefined): StoredPart
 /**
  * One statement of data-modifying CTEs: new participants (their ids, for their enrolments and
  * conversions, from its RETURNING), changed ones, enrolments, counters and their daily roll-up,
- * conversions, idempotency keys (only when some are stored) and quota. It answers the participants it created or changed.
+ * conversions, idempotency keys (only when some are stored) and quota, counted last.
  */
 function write(flush: Flush) {
   const { at, month } = flush;
@@ -135,18 +138,17 @@ function write(flush: Flush) {
   const counts = [...flush.eventCounts.values()];
   const quota = [...flush.quota.entries()];
   // A participant this flush creates has id 0 until the insert answers it: rows naming it find it there by team and key.
-  return sql<ParticipantRow & { is_new: boolean }>`
+  return sql`
     with created as (
       insert into participants (team_id, key, notes, attributes, created_at, updated_at)
       select * from unnest(${created.map((s) => s.row.team_id)}::bigint[], ${created.map((s) => s.row.key)}::text[], ${created.map((s) => s.row.notes)}::text[],
         ${created.map((s) => s.row.attributes)}::text[], ${created.map((s) => iso(s.row.created_at))}::timestamptz[], ${created.map((s) => iso(s.row.updated_at))}::timestamptz[])
-      returning *
+      returning id, team_id, key
     ), changed as (
       update participants p set notes = d.notes, attributes = d.attributes, updated_at = d.updated_at
       from unnest(${changed.map((s) => s.row.id)}::bigint[], ${changed.map((s) => s.row.notes)}::text[], ${changed.map((s) => s.row.attributes)}::text[],
         ${changed.map((s) => iso(s.row.updated_at))}::timestamptz[]) as d(id, notes, attributes, updated_at)
       where p.id = d.id
-      returning p.*
     ), enrolled as (
       insert into enrolments (team_id, participant_id, experiment_id, variant_id, enrolled_at)
       select e.team_id, coalesce(c.id, e.participant_id), e.experiment_id, e.variant_id, ${at}::timestamptz
@@ -154,18 +156,15 @@ function write(flush: Flush) {
         ${enrolments.map((e) => e.experimentId)}::bigint[], ${enrolments.map((e) => e.variantId)}::bigint[]) with ordinality as e(team_id, participant_id, key, experiment_id, variant_id, n)
       left join created c on e.participant_id = 0 and c.team_id = e.team_id and c.key = e.key
       order by e.n -- ids in the order the ingests enrolled: a participant's assignments are answered in it
-      returning 1
     ), counted as (
       update variants v set participants = v.participants + d.added
       from unnest(${variantIds}::bigint[], ${variantIds.map((id) => flush.variantParticipants.get(id)!.teamId)}::bigint[], ${variantIds.map((id) => flush.variantParticipants.get(id)!.added)}::bigint[]) as d(id, team_id, added)
       where v.id = d.id and v.team_id = d.team_id
-      returning 1
     ), counted_daily as (
       insert into daily_variant_counts (team_id, variant_id, day, participants)
       select d.team_id, d.id, ${day}, d.added
       from unnest(${variantIds}::bigint[], ${variantIds.map((id) => flush.variantParticipants.get(id)!.teamId)}::bigint[], ${variantIds.map((id) => flush.variantParticipants.get(id)!.added)}::bigint[]) as d(id, team_id, added)
       on conflict (team_id, variant_id, day) do update set participants = daily_variant_counts.participants + excluded.participants
-      returning 1
     ), converted as (
       insert into conversions (team_id, participant_id, experiment_id, event_id, count, value)
       select v.team_id, coalesce(c.id, v.participant_id), v.experiment_id, v.event_id, v.added, v.value
@@ -175,7 +174,6 @@ function write(flush: Flush) {
         as v(team_id, participant_id, key, experiment_id, event_id, added, value)
       left join created c on v.participant_id = 0 and c.team_id = v.team_id and c.key = v.key
       on conflict (team_id, participant_id, experiment_id, event_id) do update set count = conversions.count + excluded.count, value = conversions.value + excluded.value
-      returning 1
     ), tallied as (
       insert into variant_event_counts (team_id, variant_id, event_id, conversions, unique_conversions, sum_y, sum_y2)
       select * from unnest(${counts.map((c) => c.teamId)}::bigint[], ${counts.map((c) => c.variantId)}::bigint[], ${counts.map((c) => c.eventId)}::bigint[],
@@ -183,7 +181,6 @@ function write(flush: Flush) {
       on conflict (team_id, variant_id, event_id) do update
         set conversions = variant_event_counts.conversions + excluded.conversions, unique_conversions = variant_event_counts.unique_conversions + excluded.unique_conversions,
           sum_y = variant_event_counts.sum_y + excluded.sum_y, sum_y2 = variant_event_counts.sum_y2 + excluded.sum_y2
-      returning 1
     ), tallied_daily as (
       insert into daily_variant_event_counts (team_id, variant_id, event_id, day, conversions, unique_conversions, sum_y, sum_y2)
       select c.team_id, c.variant_id, c.event_id, ${day}, c.conversions, c.unique_conversions, c.sum_y, c.sum_y2
@@ -194,7 +191,6 @@ function write(flush: Flush) {
         set conversions = daily_variant_event_counts.conversions + excluded.conversions,
           unique_conversions = daily_variant_event_counts.unique_conversions + excluded.unique_conversions,
           sum_y = daily_variant_event_counts.sum_y + excluded.sum_y, sum_y2 = daily_variant_event_counts.sum_y2 + excluded.sum_y2
-      returning 1
     )${
       flush.keys.length === 0
         ? sql``
@@ -202,15 +198,9 @@ function write(flush: Flush) {
       insert into ingest_keys (team_id, key, outcome, created_at)
       select *, ${at}::timestamptz from unnest(${flush.keys.map((k) => k.teamId)}::bigint[], ${flush.keys.map((k) => k.key)}::text[], ${flush.keys.map((k) => k.outcome)}::text[])
       on conflict (team_id, key) do update set outcome = excluded.outcome, created_at = excluded.created_at where ingest_keys.created_at <= ${flush.keyCutoff}::timestamptz
-      returning 1
     )`
-    }, used as (
-      insert into ingest_usage (team_id, month, count)
-      select team_id, ${month}, count from unnest(${quota.map(([team]) => team)}::bigint[], ${quota.map(([, count]) => count)}::bigint[]) as q(team_id, count)
-      on conflict (team_id, month) do update set count = ingest_usage.count + excluded.count
-      returning 1
-    )
-    select true as is_new, created.* from created
-    union all
-    select false, changed.* from changed`;
+    }
+    insert into ingest_usage (team_id, month, count)
+    select team_id, ${month}, count from unnest(${quota.map(([team]) => team)}::bigint[], ${quota.map(([, count]) => count)}::bigint[]) as q(team_id, count)
+    on conflict (team_id, month) do update set count = ingest_usage.count + excluded.count`;
 }

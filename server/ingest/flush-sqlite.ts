@@ -88,20 +88,18 @@ async function write(db: Db, flush: Flush): Promise<void> {
     const created = states.filter((state) => state.isNew);
     const changed = states.filter((state) => state.changed);
     if (created.length > 0) {
-      const { rows } = await sql<ParticipantRow>`insert into participants (team_id, key, notes, attributes, created_at, updated_at)
+      const { rows } = await sql<{ id: number; team_id: number; key: string }>`insert into participants (team_id, key, notes, attributes, created_at, updated_at)
           select value ->> 0, value ->> 1, value ->> 2, value ->> 3, value ->> 4, value ->> 5 from json_each(${rowsOf(created.map(({ row }) => [row.team_id, row.key, row.notes, row.attributes, row.created_at, row.updated_at]))})
           order by key
-          returning *`.execute(db);
-      const byKey = new Map(rows.map((row) => [participantKey(row.team_id, row.key), row]));
-      for (const state of created) state.row = byKey.get(participantKey(state.row.team_id, state.row.key))!;
+          returning id, team_id, key`.execute(db);
+      // The ids the statements after this one name the new participants by.
+      const ids = new Map(rows.map((row) => [participantKey(row.team_id, row.key), row.id]));
+      for (const state of created) state.row = { ...state.row, id: ids.get(participantKey(state.row.team_id, state.row.key))! };
     }
     if (changed.length > 0) {
-      const { rows } = await sql<ParticipantRow>`update participants set notes = d.value ->> 1, attributes = d.value ->> 2, updated_at = d.value ->> 3
+      await sql`update participants set notes = d.value ->> 1, attributes = d.value ->> 2, updated_at = d.value ->> 3
           from json_each(${rowsOf(changed.map(({ row }) => [row.id, row.notes, row.attributes, row.updated_at]))}) d
-          where participants.id = d.value ->> 0
-          returning id, team_id, key, notes, attributes, created_at, updated_at`.execute(db);
-      const byId = new Map(rows.map((row) => [row.id, row]));
-      for (const state of changed) state.row = byId.get(state.row.id)!;
+          where participants.id = d.value ->> 0`.execute(db);
     }
     await writeCounts(db, flush);
 }

@@ -81,7 +81,7 @@ export interface FlushStatements {
   open(connection: Db, opening: Opening): Promise<{ read: FlushRead; participants: StoredParticipants }>;
   /** The stored participants among `named` (distinct). */
   participants(connection: Db, named: NamedParticipant[]): Promise<StoredParticipants>;
-  /** Writes what the flush decided — nothing when it accepted no ingest — and commits; gives the participants it created or changed their stored rows. */
+  /** Writes what the flush decided — nothing when it accepted no ingest — and commits. Each caller's answer was decided before: nothing is read back. */
   commit(connection: Db, flush: Flush | undefined): Promise<void>;
 }
 

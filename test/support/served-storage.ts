@@ -6,10 +6,11 @@ import type { StorageEnv } from './process';
 
 /**
  * Opens the storage (migrating it to the latest) and serves it in this process, for tests that
- * prepare storage as an older version left it; the closes are pushed onto `cleanups`.
+ * prepare storage as an older version left it or look at its connections (`poolSize` 1: every
+ * query on one); the closes are pushed onto `cleanups`.
  */
-export async function serveStorage(storageEnv: StorageEnv, cleanups: Array<() => Promise<void>>): Promise<{ storage: Storage; baseUrl: string }> {
-  const storage = await openStorage({ dataDir: storageEnv.DATA_DIR ?? '', databaseUrl: storageEnv.DATABASE_URL });
+export async function serveStorage(storageEnv: StorageEnv, cleanups: Array<() => Promise<void>>, poolSize?: number): Promise<{ storage: Storage; baseUrl: string }> {
+  const storage = await openStorage({ dataDir: storageEnv.DATA_DIR ?? '', databaseUrl: storageEnv.DATABASE_URL, poolSize });
   const server = await listen(createApp({ storage, logger: pino({ level: 'silent' }), validateResponses: true }));
   cleanups.push(() => storage.close(), () => server.close());
   return { storage, baseUrl: server.baseUrl };

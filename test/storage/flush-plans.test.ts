@@ -1,0 +1,46 @@
+// An ingest flush on PostgreSQL runs its statements on plans made once (ingest/flush-postgres.ts):
+// PostgreSQL's own choice planned the reads anew at every run. pg_prepared_statements counts, for
+// each statement a connection prepared, the runs on a generic plan and those planned anew.
+import { sql } from 'kysely';
+import { afterEach, describe, expect, it } from 'vitest';
+import { createApiClient } from 'experimentation-api';
+import { createTeam } from '../../server/admin/service';
+import { engines } from '../support/engines';
+import { freshStorage } from '../support/process';
+import { serveStorage } from '../support/served-storage';
+
+describe.runIf(engines.includes('postgres'))('ingest flush plans on postgres', () => {
+  const cleanups: Array<() => Promise<void>> = [];
+  afterEach(async () => {
+    for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+  });
+
+  it('when a team ingests flush after flush, then every statement of the flushes runs on one plan made once, none planned anew', async () => {
+    // Arrange: one connection, so every flush runs on it.
+    const fresh = await freshStorage('postgres');
+    cleanups.push(fresh.cleanup);
+    const { storage, baseUrl } = await serveStorage(fresh.storageEnv, cleanups, 1);
+    const made = await createTeam(storage.db, { name: 'Plans', email: `plans-${Date.now()}@example.com` });
+    const api = createApiClient(baseUrl, made.token);
+    const path = { team: made.team.id };
+    await api.POST('/api/teams/{team}/events', { params: { path }, body: { key: 'purchase' } });
+    await api.POST('/api/teams/{team}/experiments', { params: { path }, body: { key: 'exp', event: 'purchase' } });
+    for (const key of ['control', 'treatment']) await api.POST('/api/teams/{team}/experiments/{experiment}/variants', { params: { path: { ...path, experiment: 'exp' } }, body: { key, control: key === 'control' } });
+    await api.POST('/api/teams/{team}/experiments/{experiment}/start', { params: { path: { ...path, experiment: 'exp' } } });
+    const ingest = createApiClient(baseUrl, made.ingest_key);
+    const flushes = 8;
+    // Act: each ingest waits for the one before: a flush of its own.
+    for (let n = 0; n < flushes; n++) {
+      const answered = await ingest.POST('/api/teams/{team}/ingest', { params: { path }, body: { participant: `p-${n % 3}`, event: 'purchase' } });
+      expect(answered.response.status).toBe(200);
+    }
+    // Assert
+    const { rows } = await sql<{ statement: string; generic_plans: number; custom_plans: number }>`
+      select statement, generic_plans::int, custom_plans::int from pg_prepared_statements where name like 'pipelined%'`.execute(storage.db);
+    const statementOf = (pattern: RegExp) => rows.find((row) => pattern.test(row.statement));
+    for (const pattern of [/pg_advisory_xact_lock/, /from teams t/, /from participants p/, /insert into enrolments/]) {
+      expect(statementOf(pattern), String(pattern)).toMatchObject({ custom_plans: 0 });
+      expect(statementOf(pattern)!.generic_plans, String(pattern)).toBeGreaterThanOrEqual(flushes - 1);
+    }
+  });
+});
