@@ -1,10 +1,12 @@
-// `npx tsx bench/explain-postgres-flush.ts [--items 100] [--flushes 3] [--warm 50] [--round-trips] [--keys]`: where PostgreSQL's
+// `npx tsx bench/explain-postgres-flush.ts [--items 100] [--flushes 3] [--warm 50] [--round-trips] [--keys] [--without-foreign-keys]`: where PostgreSQL's
 // own time goes in an ingest flush — the database side of a flush, which the server's CPU profile does not see. On a
 // scratch database with the bench team, after --warm batches, it runs --flushes batches of --items new participants
 // with an event through the ingest service, on a connection that prepares statements as the server's do, with
 // auto_explain (log_analyze, log_triggers), and prints each statement's time and, for the write, each foreign-key
 // check's time and calls. With --round-trips, no auto_explain: each round trip's mean time as the service waits for it.
-// With --keys, every item carries an idempotency key never used before.
+// With --keys, every item carries an idempotency key never used before. It also prints the CPU time per flush of the
+// connection's backend and of this process. --without-foreign-keys sets `session_replication_role = replica` on that
+// connection, which skips foreign-key checks: what they cost, measured (never how the service runs).
 import { randomBytes } from 'node:crypto';
 import { parseArgs } from 'node:util';
 import { Kysely, PostgresDialect } from 'kysely';
@@ -15,10 +17,18 @@ import { openStorage } from '../server/storage/database';
 import { preparingStatements } from '../server/storage/postgres-statements';
 import type { Database } from '../server/storage/schema';
 import { benchTeamIn } from './lib/in-process';
+import { cpuMsOf } from './lib/processes';
 import { scratchStorage } from './lib/storage';
 
 const { values } = parseArgs({
-  options: { items: { type: 'string', default: '100' }, flushes: { type: 'string', default: '3' }, warm: { type: 'string', default: '50' }, 'round-trips': { type: 'boolean', default: false }, keys: { type: 'boolean', default: false } },
+  options: {
+    items: { type: 'string', default: '100' },
+    flushes: { type: 'string', default: '3' },
+    warm: { type: 'string', default: '50' },
+    'round-trips': { type: 'boolean', default: false },
+    keys: { type: 'boolean', default: false },
+    'without-foreign-keys': { type: 'boolean', default: false },
+  },
 });
 const batch = () =>
   Array.from({ length: Number(values.items) }, () => {
@@ -38,6 +48,7 @@ try {
   const pool = new pg.Pool({ connectionString: scratch.options.databaseUrl, max: 1 });
   pool.on('connect', (client) => {
     client.on('notice', (notice) => plans.push(notice.message ?? ''));
+    if (values['without-foreign-keys']) void client.query('set session_replication_role = replica');
     if (values['round-trips']) return;
     void client.query(`load 'auto_explain'; set auto_explain.log_min_duration = 0; set auto_explain.log_analyze = on;
       set auto_explain.log_triggers = on; set auto_explain.log_level = notice`);
@@ -51,6 +62,8 @@ try {
   });
   const explained = { ...storage, db };
   const flushTimes: number[] = [];
+  const backend = (await pool.query<{ pid: number }>('select pg_backend_pid() as pid')).rows[0]!.pid;
+  const [backendAtStart, processAtStart] = [cpuMsOf(backend), process.cpuUsage()];
   for (let flush = 1; flush <= Number(values.flushes); flush++) {
     plans.length = 0;
     const started = performance.now();
@@ -61,6 +74,9 @@ try {
     console.log(`\nflush ${flush}: ${values.items} new participants with an event, 3 running experiments; ${took} ms as the service saw it (begin to commit)`);
     for (const plan of plans) printPlan(plan);
   }
+  const ownCpu = process.cpuUsage(processAtStart);
+  const perFlush = (ms: number) => `${(ms / Number(values.flushes)).toFixed(2)} ms`;
+  console.log(`\nCPU a flush: the backend ${perFlush(cpuMsOf(backend) - backendAtStart)}, this process ${perFlush((ownCpu.user + ownCpu.system) / 1000)}`);
   if (values['round-trips']) {
     console.log(`\nround trips of ${values.flushes} flushes of ${values.items} new participants with an event, 3 running experiments: mean ms`);
     for (const [words, times] of trips) console.log(`${mean(times).toFixed(3).padStart(9)} ms  ${words}`);

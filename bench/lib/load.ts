@@ -1,5 +1,5 @@
 import autocannon from 'autocannon';
-import { cpuMsOf } from './processes';
+import { cpuMsOf, databaseCpuMs } from './processes';
 import { percentile, spread, type Spread } from './stats';
 
 export interface LoadSpec {
@@ -19,6 +19,8 @@ export interface LoadSpec {
   settle?: string;
   /** The server's pid: its CPU time per response is measured too. */
   serverPid?: number;
+  /** Measure the local PostgreSQL server's CPU time per response too (databaseCpuMs). */
+  databaseCpu?: boolean;
   /** Where each request goes and with which credential (e.g. several teams' in turn): `url`'s path and `headers` otherwise. */
   route?: () => { path: string; headers: Record<string, string> };
 }
@@ -39,6 +41,8 @@ export interface RoundResult {
    * and latency, it hardly moves when other work on the machine takes the CPUs away.
    */
   cpuUs?: number;
+  /** Microseconds of the local PostgreSQL server's CPU time per 2xx response, when measured. */
+  databaseCpuUs?: number;
 }
 
 export interface Measurement {
@@ -48,6 +52,7 @@ export interface Measurement {
   p50: Spread;
   p99: Spread;
   cpuUs?: Spread;
+  databaseCpuUs?: Spread;
   non2xx: number;
   errors: number;
   rounds: RoundResult[];
@@ -62,6 +67,7 @@ interface Observed {
   errors: number;
   unanswered: number;
   cpuMs?: number;
+  databaseCpuMs?: number;
 }
 
 /** One autocannon run. */
@@ -91,6 +97,7 @@ async function observe(spec: LoadSpec, onResponse?: () => void): Promise<Observe
     settle = (error, result) => (error ? reject(error) : resolve(result));
   });
   const cpuAtStart = spec.serverPid === undefined ? undefined : cpuMsOf(spec.serverPid);
+  const databaseCpuAtStart = spec.databaseCpu ? databaseCpuMs() : undefined;
   const started = performance.now();
   const perRequest = (request: autocannon.Request): autocannon.Request => {
     const routed = route?.();
@@ -122,9 +129,10 @@ async function observe(spec: LoadSpec, onResponse?: () => void): Promise<Observe
   const seconds = (performance.now() - started) / 1000;
   if (spec.settle) await settled(spec.settle);
   const cpuMs = cpuAtStart === undefined ? undefined : cpuMsOf(spec.serverPid!) - cpuAtStart;
+  const databaseCpu = databaseCpuAtStart === undefined ? undefined : databaseCpuMs() - databaseCpuAtStart;
   const errors = result.errors + result.timeouts;
   const unanswered = Math.max(0, result.requests.sent - latencies.length - non2xx - errors);
-  return { latencies, seconds, non2xx, failures, errors, unanswered, cpuMs };
+  return { latencies, seconds, non2xx, failures, errors, unanswered, cpuMs, databaseCpuMs: databaseCpu };
 }
 
 function roundOf(runs: Observed[]): RoundResult {
@@ -144,6 +152,8 @@ function roundOf(runs: Observed[]): RoundResult {
     errors: sum((run) => run.errors),
     unanswered: sum((run) => run.unanswered),
     cpuUs: !cpuMeasured || ok === 0 ? undefined : (1000 * sum((run) => run.cpuMs!)) / ok,
+    // Runs side by side measure the same database over about the same time: the longest measure, not their sum.
+    databaseCpuUs: ok === 0 || !runs.every((run) => run.databaseCpuMs !== undefined) ? undefined : (1000 * Math.max(...runs.map((run) => run.databaseCpuMs!))) / ok,
   };
 }
 
@@ -177,6 +187,7 @@ export function summarise(rounds: RoundResult[]): Measurement {
     p50: spread(rounds.map((r) => r.p50)),
     p99: spread(rounds.map((r) => r.p99)),
     cpuUs: rounds.every((r) => r.cpuUs !== undefined) ? spread(rounds.map((r) => r.cpuUs!)) : undefined,
+    databaseCpuUs: rounds.every((r) => r.databaseCpuUs !== undefined) ? spread(rounds.map((r) => r.databaseCpuUs!)) : undefined,
     non2xx: rounds.reduce((sum, r) => sum + r.non2xx, 0),
     errors: rounds.reduce((sum, r) => sum + r.errors, 0),
     rounds,
@@ -187,7 +198,9 @@ export function describeRound(round: RoundResult): string {
   const codes = Object.entries(round.failures).map(([code, n]) => `${n}× ${code}`);
   if (round.errors > 0) codes.push(`${round.errors} connection errors`);
   const failed = codes.length > 0 ? `  (FAILED: ${codes.join(', ')})` : '';
-  const cpu = round.cpuUs === undefined ? '' : `  server CPU ${Math.round(round.cpuUs)} µs/response`;
+  const cpu =
+    (round.cpuUs === undefined ? '' : `  server CPU ${Math.round(round.cpuUs)} µs/response`) +
+    (round.databaseCpuUs === undefined ? '' : `, database ${Math.round(round.databaseCpuUs)}`);
   return `${Math.round(round.rps).toLocaleString('en-US')} req/s  p50 ${round.p50.toFixed(2)} ms  p99 ${round.p99.toFixed(2)} ms${cpu}${failed}`;
 }
 

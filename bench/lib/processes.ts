@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
@@ -108,10 +108,35 @@ async function answers(url: string): Promise<boolean> {
  * figures are in clock ticks of 1/100 s (USER_HZ on Linux).
  */
 export function cpuMsOf(pid: number): number {
-  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-  // Fields after the command name, which is in parentheses and may hold spaces: utime is 14th, stime 15th.
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  const fields = statFields(pid);
   return (Number(fields[11]) + Number(fields[12])) * 10;
+}
+
+/** The fields of /proc/<pid>/stat after the command name, which is in parentheses and may hold spaces: utime is [11], stime [12], cutime [13], cstime [14]. */
+function statFields(pid: number): string[] {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  return stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+}
+
+/**
+ * Milliseconds of CPU time the local PostgreSQL server's processes (backends, WAL writer and the
+ * rest: every process named `postgres`) have used, with that of their children that have ended
+ * (a backend whose connection closed: its parent's cutime and cstime): what a database-bound
+ * request costs beyond the server's own CPU, when the database runs on the same machine.
+ */
+export function databaseCpuMs(): number {
+  let total = 0;
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      if (readFileSync(`/proc/${entry}/comm`, 'utf8') !== 'postgres\n') continue;
+      const fields = statFields(Number(entry));
+      total += (Number(fields[11]) + Number(fields[12]) + Number(fields[13]) + Number(fields[14])) * 10;
+    } catch {
+      // The process ended meanwhile.
+    }
+  }
+  return total;
 }
 
 export function rssKbOf(pid: number): number {

@@ -245,6 +245,7 @@ export function renderTables(results: Results): string {
         times(ratios.rps_vs_node_http),
         times(ratios.p99_vs_express),
         cpu(m),
+        databaseCpu(m),
         times(ratios.cpu_vs_express),
         failures(m),
       ]);
@@ -258,7 +259,7 @@ export function renderTables(results: Results): string {
       out.push(
         table(
           `Ingest and reads — ${engine} (ratios to the baseline of the same method)`,
-          ['endpoint', 'req/s median (min–max)', 'p50 ms', 'p99 ms', 'req/s ÷ Express', 'req/s ÷ node:http', 'p99 ÷ Express', 'CPU µs/response', 'CPU ÷ Express', 'failed'],
+          ['endpoint', 'req/s median (min–max)', 'p50 ms', 'p99 ms', 'req/s ÷ Express', 'req/s ÷ node:http', 'p99 ÷ Express', 'CPU µs/response', 'database CPU µs/response', 'CPU ÷ Express', 'failed'],
           rows,
         ),
       );
@@ -427,7 +428,15 @@ function ms(s: Spread): string {
 
 /** Server CPU time per response: median (min–max) µs. */
 function cpu(m: Measurement): string {
-  const s = m.cpuUs;
+  return micros(m.cpuUs);
+}
+
+/** The local PostgreSQL server's CPU time per response, where measured: median (min–max) µs. */
+function databaseCpu(m: Measurement): string {
+  return micros(m.databaseCpuUs);
+}
+
+function micros(s: Spread | undefined): string {
   return s === undefined ? 'n/a' : `${count(Math.round(s.median))} (${count(Math.round(s.min))}–${count(Math.round(s.max))})`;
 }
 

@@ -17,6 +17,7 @@ export function ingestSpec(env: Environment, options: Options): LoadSpec {
     duration: options.duration,
     settle: env.server.url + HEALTH,
     serverPid: env.server.pid,
+    databaseCpu: env.engine === 'postgres',
   };
 }
 

@@ -17,6 +17,7 @@ export function readSpec(env: Environment, read: Read, options: Pick<Options, 'c
     duration: options.duration,
     settle: env.server.url + HEALTH,
     serverPid: env.server.pid,
+    databaseCpu: env.engine === 'postgres',
   };
 }
 
