@@ -1,12 +1,10 @@
 import { Migrator, sql } from 'kysely';
-import { pino } from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createApiClient } from 'experimentation-api';
 import { createTeam } from '../../server/admin/service';
-import { createApp } from '../../server/app';
 import { migrationsOf, type Storage } from '../../server/storage/database';
-import { listen } from '../support/app';
-import { freshStorage, openStorageAt, type StorageEnv } from '../support/process';
+import type { StorageEnv } from '../support/process';
+import { serveFreshOr } from '../support/served-storage';
 
 /**
  * PostgreSQL checks an enrolment's variant with its team and experiment in one foreign key, and
@@ -20,17 +18,8 @@ describe('composite foreign keys on postgres', () => {
     for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
   });
 
-  async function serve(storageEnv?: StorageEnv) {
-    if (!storageEnv) {
-      const fresh = await freshStorage('postgres');
-      cleanups.push(fresh.cleanup);
-      storageEnv = fresh.storageEnv;
-    }
-    const storage = await openStorageAt(storageEnv);
-    const server = await listen(createApp({ storage, logger: pino({ level: 'silent' }), validateResponses: true }));
-    cleanups.push(() => storage.close(), () => server.close());
-    return { storage, storageEnv, baseUrl: server.baseUrl };
-  }
+  const serve = (storageEnv?: StorageEnv) => serveFreshOr('postgres', cleanups, storageEnv);
+
 
   /** Two running experiments on `purchase`; 20 participants enrolled in both, half of them converted on `purchase`, a quarter on `share`. */
   async function withConversions(storage: Storage, baseUrl: string) {

@@ -5,8 +5,8 @@ import { createTeam } from '../../server/admin/service';
 import { migrationsOf, type Storage } from '../../server/storage/database';
 import type { Engine } from '../../server/storage/engine';
 import { engines } from '../support/engines';
-import { freshStorage, type StorageEnv } from '../support/process';
-import { serveStorage } from '../support/served-storage';
+import type { StorageEnv } from '../support/process';
+import { serveFreshOr } from '../support/served-storage';
 
 const COUNTERS = ['variant_event_counts', 'daily_variant_counts', 'daily_variant_event_counts'] as const;
 
@@ -22,14 +22,8 @@ function suite(engine: Engine) {
     for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
   });
 
-  async function served(storageEnv?: StorageEnv) {
-    if (!storageEnv) {
-      const fresh = await freshStorage(engine);
-      cleanups.push(fresh.cleanup);
-      storageEnv = fresh.storageEnv;
-    }
-    return { storageEnv, ...(await serveStorage(storageEnv, cleanups)) };
-  }
+  const served = (storageEnv?: StorageEnv) => serveFreshOr(engine, cleanups, storageEnv);
+
 
   /** A team with a running experiment on `purchase` and 10 participants ingested, half of them converted. */
   async function counted(storage: Storage, baseUrl: string, name: string) {

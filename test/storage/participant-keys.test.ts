@@ -5,8 +5,8 @@ import { createApiClient } from 'experimentation-api';
 import { createTeam } from '../../server/admin/service';
 import { migrationsOf, type Storage } from '../../server/storage/database';
 import { engines } from '../support/engines';
-import { freshStorage, type StorageEnv } from '../support/process';
-import { serveStorage } from '../support/served-storage';
+import type { StorageEnv } from '../support/process';
+import { serveFreshOr } from '../support/served-storage';
 
 /**
  * Migration 013 (PostgreSQL): enrolments and exclusions name their participant with their team.
@@ -20,14 +20,8 @@ describe.runIf(engines.includes('postgres'))('migration 013_participant_keys on 
     for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
   });
 
-  async function served(storageEnv?: StorageEnv) {
-    if (!storageEnv) {
-      const fresh = await freshStorage('postgres');
-      cleanups.push(fresh.cleanup);
-      storageEnv = fresh.storageEnv;
-    }
-    return { storageEnv, ...(await serveStorage(storageEnv, cleanups)) };
-  }
+  const served = (storageEnv?: StorageEnv) => serveFreshOr('postgres', cleanups, storageEnv);
+
 
   /** A team with a running experiment and three participants enrolled, the first of them excluded from a second experiment. */
   async function enrolled(storage: Storage, baseUrl: string, name: string) {

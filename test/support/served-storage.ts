@@ -2,7 +2,8 @@ import { pino } from 'pino';
 import { createApp } from '../../server/app';
 import { openStorage, type Storage } from '../../server/storage/database';
 import { listen } from './app';
-import type { StorageEnv } from './process';
+import type { Engine } from '../../server/storage/engine';
+import { freshStorage, type StorageEnv } from './process';
 
 /**
  * Opens the storage (migrating it to the latest) and serves it in this process, for tests that
@@ -14,4 +15,17 @@ export async function serveStorage(storageEnv: StorageEnv, cleanups: Array<() =>
   const server = await listen(createApp({ storage, logger: pino({ level: 'silent' }), validateResponses: true }));
   cleanups.push(() => storage.close(), () => server.close());
   return { storage, baseUrl: server.baseUrl };
+}
+
+/**
+ * serveStorage on `storageEnv` — one an earlier call answered, to serve it again — or on a fresh
+ * storage of `engine`, whose removal is pushed onto `cleanups` too.
+ */
+export async function serveFreshOr(engine: Engine, cleanups: Array<() => Promise<void>>, storageEnv?: StorageEnv, poolSize?: number) {
+  if (!storageEnv) {
+    const fresh = await freshStorage(engine);
+    cleanups.push(fresh.cleanup);
+    storageEnv = fresh.storageEnv;
+  }
+  return { storageEnv, ...(await serveStorage(storageEnv, cleanups, poolSize)) };
 }
