@@ -118,25 +118,32 @@ function statFields(pid: number): string[] {
   return stat.slice(stat.lastIndexOf(')') + 2).split(' ');
 }
 
+/** The processes' sum at the last reading, and what readings lost to a restart of the server. */
+const databaseReadings = { last: 0, lost: 0 };
+
 /**
  * Milliseconds of CPU time the local PostgreSQL server's processes (backends, WAL writer and the
  * rest: every process named `postgres`) have used, with that of their children that have ended
  * (a backend whose connection closed: its parent's cutime and cstime): what a database-bound
- * request costs beyond the server's own CPU, when the database runs on the same machine.
+ * request costs beyond the server's own CPU, when the database runs on the same machine. The sum
+ * only goes back when the server restarts (a test stopping it, say): the total keeps what the
+ * ended server had used, so a difference of two readings is never negative.
  */
 export function databaseCpuMs(): number {
-  let total = 0;
+  let sum = 0;
   for (const entry of readdirSync('/proc')) {
     if (!/^\d+$/.test(entry)) continue;
     try {
       if (readFileSync(`/proc/${entry}/comm`, 'utf8') !== 'postgres\n') continue;
       const fields = statFields(Number(entry));
-      total += (Number(fields[11]) + Number(fields[12]) + Number(fields[13]) + Number(fields[14])) * 10;
+      sum += (Number(fields[11]) + Number(fields[12]) + Number(fields[13]) + Number(fields[14])) * 10;
     } catch {
       // The process ended meanwhile.
     }
   }
-  return total;
+  databaseReadings.lost += Math.max(0, databaseReadings.last - sum);
+  databaseReadings.last = sum;
+  return sum + databaseReadings.lost;
 }
 
 export function rssKbOf(pid: number): number {
