@@ -3,7 +3,7 @@
 // scratch database with the bench team, after --warm batches, it runs --flushes batches of --items new participants
 // with an event through the ingest service, on a connection that prepares statements as the server's do, with
 // auto_explain (log_analyze, log_triggers), and prints each statement's time and, for the write, each foreign-key
-// check's time and calls. With --round-trips, no auto_explain: each round trip's mean time as the service waits for it.
+// check's time and calls (PostgreSQL's per-row checks, or the statement-level ones of 014_set_based_keys). With --round-trips, no auto_explain: each round trip's mean time as the service waits for it.
 // With --keys, every item carries an idempotency key never used before. It also prints the CPU time per flush of the
 // connection's backend and of this process. --without-foreign-keys sets `session_replication_role = replica` on that
 // connection, which skips foreign-key checks: what they cost, measured (never how the service runs).
@@ -99,6 +99,9 @@ function printPlan(plan: string): void {
   console.log(`${duration?.padStart(9)} ms  ${firstWords(text)}`);
   for (const [, constraint, time, calls] of plan.matchAll(/Trigger for constraint (\S+) on \S+: time=([\d.]+) calls=(\d+)/g)) {
     console.log(`${time!.padStart(9)} ms    foreign key ${constraint} (${calls} checks)`);
+  }
+  for (const [, key, time, calls] of plan.matchAll(/Trigger (\S+_fkey)_insert on \S+: time=([\d.]+) calls=(\d+)/g)) {
+    console.log(`${time!.padStart(9)} ms    foreign key ${key}, checked per statement (${calls} check${calls === '1' ? '' : 's'})`);
   }
 }
 

@@ -18,6 +18,7 @@ import { ingestKeys } from './migrations/010_ingest_keys';
 import { minimumEffect } from './migrations/011_minimum_effect';
 import { counterKeys } from './migrations/012_counter_keys';
 import { participantKeys } from './migrations/013_participant_keys';
+import { setBasedKeys } from './migrations/014_set_based_keys';
 import { registerExactAdd } from './exact-sums';
 import { preparingStatements } from './postgres-statements';
 import type { Database, Db } from './schema';
@@ -146,6 +147,7 @@ export function migrationsOf(engine: Engine): Record<string, Migration> {
     '011_minimum_effect': minimumEffect,
     '012_counter_keys': counterKeys(engine),
     '013_participant_keys': participantKeys(engine),
+    '014_set_based_keys': setBasedKeys(engine),
   };
 }
 

@@ -43,8 +43,13 @@ describe('composite foreign keys on postgres', () => {
   const countOf = async (storage: Storage, table: 'enrolments' | 'conversions', teamId: number) =>
     (await sql<{ n: number }>`select count(*)::int as n from ${sql.table(table)} where team_id = ${teamId}`.execute(storage.db)).rows[0]!.n;
 
+  /** The table's foreign keys: PostgreSQL's own, and those checked per statement (014_set_based_keys), by the name of their insert trigger. */
   const foreignKeysOf = async (storage: Storage, table: string) =>
-    (await sql<{ name: string }>`select conname as name from pg_constraint where conrelid = ${table}::regclass and contype = 'f' order by conname`.execute(storage.db)).rows.map((row) => row.name);
+    (
+      await sql<{ name: string }>`select conname as name from pg_constraint where conrelid = ${table}::regclass and contype = 'f'
+        union all select substring(tgname from '^(.*_fkey)_insert$') from pg_trigger where tgrelid = ${table}::regclass and tgname like '%\\_fkey\\_insert'
+        order by name`.execute(storage.db)
+    ).rows.map((row) => row.name);
 
   const refusal = (promise: Promise<unknown>) => promise.then(() => undefined, (error: { code?: string; constraint?: string }) => ({ code: error.code, constraint: error.constraint }));
 
@@ -120,7 +125,7 @@ describe('composite foreign keys on postgres', () => {
 
     // Assert
     expect(await foreignKeysOf(after.storage, 'conversions')).toEqual(['conversions_enrolment_fkey', 'conversions_event_fkey']);
-    // 013_participant_keys then names the participant with its team.
+    // 013_participant_keys then names the participant with its team; 014_set_based_keys checks these keys per statement.
     expect(await foreignKeysOf(after.storage, 'enrolments')).toEqual(['enrolments_participant_fkey', 'enrolments_variant_fkey']);
     expect(kept).toEqual([40, 20]);
     expect(ingested.data?.data.assignments.map((a) => a.experiment)).toEqual(['first', 'second']);
