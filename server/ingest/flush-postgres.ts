@@ -45,6 +45,8 @@ export const postgresFlush: FlushStatements = {
     }
     await inOneRoundTrip(connection, [write(flush).compile(connection), COMMIT]);
   },
+
+  opensWhileWriting: true,
 };
 
 type TeamsRow = { id: number; config_version: number; used: number; key: string | null; outcome: string | null };

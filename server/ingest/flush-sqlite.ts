@@ -32,6 +32,8 @@ export const sqliteFlush: FlushStatements = {
     if (flush) await write(connection, flush);
     await connection.executeQuery(COMMIT);
   },
+
+  opensWhileWriting: false,
 };
 
 async function storedParticipants(db: Db, named: NamedParticipant[]): Promise<StoredParticipants> {

@@ -83,6 +83,12 @@ export interface FlushStatements {
   participants(connection: Db, named: NamedParticipant[]): Promise<StoredParticipants>;
   /** Writes what the flush decided — nothing when it accepted no ingest — and commits. Each caller's answer was decided before: nothing is read back. */
   commit(connection: Db, flush: Flush | undefined): Promise<void>;
+  /**
+   * The next flush may open, on a connection of its own, while this one writes and commits: its
+   * teams' locks, taken first when it opens, keep it from reading any team this one writes
+   * before this one has committed (PostgreSQL). SQLite has one writer.
+   */
+  opensWhileWriting: boolean;
 }
 
 const ROLLBACK = CompiledQuery.raw('rollback');
@@ -99,14 +105,22 @@ const ROLLBACK = CompiledQuery.raw('rollback');
  * once decided. It decides each accepted ingest in order exactly as a single ingest alone
  * would be decided, writes what they change (a statement per table at most) and commits once:
  * each caller is answered after the commit. `expected` are the participants of the ingests it
- * expects to accept (expected.ts), distinct.
+ * expects to accept (expected.ts), distinct. `writing` is called once it has read all it reads,
+ * as its write is sent.
  */
-export async function flushIngests(db: Db, statements: FlushStatements, jobs: IngestJob[], keyWindowMs: number, expected: NamedParticipant[]): Promise<QuotaUse> {
+export async function flushIngests(
+  db: Db,
+  statements: FlushStatements,
+  jobs: IngestJob[],
+  keyWindowMs: number,
+  expected: NamedParticipant[],
+  writing: () => void = () => {},
+): Promise<QuotaUse> {
   let flushed: Flushed = { outcomes: [], used: new Map() };
   try {
     await db.connection().execute(async (connection) => {
       try {
-        flushed = await ingestAll(connection, statements, jobs, keyWindowMs, expected);
+        flushed = await ingestAll(connection, statements, jobs, keyWindowMs, expected, writing);
       } catch (error) {
         await connection.executeQuery(ROLLBACK).catch(() => {});
         throw error;
@@ -183,7 +197,7 @@ export interface Flush {
   keyCutoff: string;
 }
 
-async function ingestAll(db: Db, statements: FlushStatements, jobs: IngestJob[], keyWindowMs: number, expected: NamedParticipant[]): Promise<Flushed> {
+async function ingestAll(db: Db, statements: FlushStatements, jobs: IngestJob[], keyWindowMs: number, expected: NamedParticipant[], writing: () => void): Promise<Flushed> {
   const at = now();
   const month = quotaMonth(at);
   const cutoff = keyCutoff(at, keyWindowMs);
@@ -225,6 +239,7 @@ async function ingestAll(db: Db, statements: FlushStatements, jobs: IngestJob[],
   };
   const accepted = new Map(admitted.map((unit) => [unit.job, apply(flush, unit)]));
   flush.keys = keyed.toStore(accepted);
+  writing();
   await statements.commit(db, admitted.length > 0 ? flush : undefined);
   return { outcomes: jobs.map((job) => ({ job, outcome: refused.get(job) ?? accepted.get(job) ?? keyed.replayed(job, accepted) })), used: read.used };
 }
