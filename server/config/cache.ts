@@ -18,6 +18,11 @@ export class ConfigVersionCache<T> {
     return this.#entries.get(teamId)?.value;
   }
 
+  /** The version `latest` was built under. */
+  latestVersion(teamId: number): number | undefined {
+    return this.#entries.get(teamId)?.version;
+  }
+
   set(teamId: number, version: number, value: T): void {
     const entry = this.#entries.get(teamId);
     // A slower read of an older version must not replace a newer one.

@@ -5,7 +5,8 @@ import { teamLock } from '../storage/team-lock';
 import { iso, utcDay } from '../storage/values';
 import { inOneRoundTrip } from '../storage/postgres-pipeline';
 import { keyId, type NamedKey } from './keys';
-import { type Flush, type FlushRead, type FlushStatements, type NamedParticipant, type StoredParticipants } from './set-based';
+import { ASSUMPTION_CHANGED } from '../storage/migrations/015_flush_assumptions';
+import { type AssumedChecks, type Flush, type FlushRead, type FlushStatements, type NamedParticipant, type StoredParticipants } from './set-based';
 
 const BEGIN = CompiledQuery.raw('begin');
 /**
@@ -16,20 +17,26 @@ const BEGIN = CompiledQuery.raw('begin');
  */
 const GENERIC_PLANS = CompiledQuery.raw('set local plan_cache_mode = force_generic_plan');
 const COMMIT = CompiledQuery.raw('commit');
+// What a flush decided on is checked in a subtransaction: where it fails, the flush's locks stay held.
+const SAVEPOINT = CompiledQuery.raw('savepoint assumed');
+const RELEASE = CompiledQuery.raw('release savepoint assumed');
+const ROLLBACK_TO_SAVEPOINT = CompiledQuery.raw('rollback to savepoint assumed');
 
 /**
  * PostgreSQL: a flush is two round trips (postgres-pipeline.ts). The first opens the transaction,
  * takes the teams' locks and reads — each statement sees what the ones before it locked, since
  * each takes its own snapshot — the teams (with the stored idempotency keys) and the expected
  * participants with their histories; the second writes and commits. One more, between them,
- * reads the participants of accepted ingests the flush did not expect. Arrays are bound as
+ * reads the participants of accepted ingests the flush did not expect. A flush that decided on
+ * assumptions (assumptions.ts) is one round trip, and three when they fail. Arrays are bound as
  * parameters and `unnest`ed; the writes are one statement of data-modifying CTEs.
  */
 export const postgresFlush: FlushStatements = {
-  async open(connection, { teams, month, keys, cutoff, expected }) {
+  async open(connection, { teams, month, keys, cutoff, expected, afterAssumption }) {
+    const opening = afterAssumption ? [ROLLBACK_TO_SAVEPOINT] : [BEGIN, GENERIC_PLANS, ...teams.map(teamLock)];
     const reading = [teamsRead(teams, month, keys, cutoff), ...(expected.length === 0 ? [] : [participantsRead(expected)])];
-    const answers = await inOneRoundTrip(connection, [BEGIN, GENERIC_PLANS, ...teams.map(teamLock), ...reading.map((query) => query.compile(connection))]);
-    const [read, participants] = answers.slice(2 + teams.length);
+    const answers = await inOneRoundTrip(connection, [...opening, ...reading.map((query) => query.compile(connection))]);
+    const [read, participants] = answers.slice(opening.length);
     return { read: flushRead(read!.rows as TeamsRow[]), participants: storedParticipants(participants) };
   },
 
@@ -46,8 +53,55 @@ export const postgresFlush: FlushStatements = {
     await inOneRoundTrip(connection, [write(flush).compile(connection), COMMIT]);
   },
 
+  /**
+   * One round trip: begin, the teams' locks, the check of what the flush assumed (in a
+   * subtransaction), the write and the commit. A check that fails refuses its statement with
+   * ASSUMPTION_CHANGED, which ends the message there: nothing is written, and the transaction
+   * stays open under the locks, at the savepoint, for the reads.
+   */
+  async commitAssuming(connection, checks, flush) {
+    const opening = [BEGIN, GENERIC_PLANS, ...checks.teams.map((team) => teamLock(team.id)), SAVEPOINT];
+    const writing = flush ? [write(flush).compile(connection)] : [];
+    try {
+      const answers = await inOneRoundTrip(connection, [...opening, assumptionsHold(checks).compile(connection), RELEASE, ...writing, COMMIT]);
+      return new Map((answers[opening.length]!.rows as Array<{ id: number; used: number }>).map((row) => [Number(row.id), Number(row.used)]));
+    } catch (error) {
+      if ((error as { code?: string }).code === ASSUMPTION_CHANGED) return undefined;
+      throw error;
+    }
+  },
+
   opensWhileWriting: true,
 };
+
+/**
+ * Each team's quota use this month, refused with ASSUMPTION_CHANGED (migration 015) unless each
+ * team is at the config version the flush decided at and its accepted ingests fit its quota, and
+ * none of the participants it creates nor of its idempotency keys is stored. Every part is a
+ * probe of a key; a part with nothing to probe is left out.
+ */
+function assumptionsHold({ month, cutoff, teams, participants, keys }: AssumedChecks) {
+  const created =
+    participants.length === 0
+      ? sql``
+      : sql`and not exists (select from unnest(${participants.map((p) => p.team)}::bigint[], ${participants.map((p) => p.key)}::text[]) as n(team_id, key)
+        cross join lateral (select from participants p where p.team_id = n.team_id and p.key = n.key limit 1) p)`;
+  const keyed =
+    keys.length === 0
+      ? sql``
+      : sql`and not exists (select from unnest(${keys.map((k) => k.team)}::bigint[], ${keys.map((k) => k.key)}::text[]) as n(team_id, key)
+        cross join lateral (select from ingest_keys k where k.team_id = n.team_id and k.key = n.key and k.created_at > ${cutoff}::timestamptz limit 1) k)`;
+  return sql<{ id: number; used: number }>`
+    with assumed as (
+      select a.id, a.version, a.accepted, a.quota, t.config_version,
+        coalesce((select u.count from ingest_usage u where u.team_id = a.id and u.month = ${month}), 0) as used
+      from unnest(${teams.map((t) => t.id)}::bigint[], ${teams.map((t) => t.version)}::bigint[], ${teams.map((t) => t.accepted)}::bigint[],
+        ${teams.map((t) => t.limit)}::bigint[]) as a(id, version, accepted, quota)
+      left join lateral (select t.config_version from teams t where t.id = a.id limit 1) t on true
+    )
+    select id, used from assumed
+    where ingest_flush_assumes((select bool_and(config_version is not distinct from version and (quota is null or used + accepted <= quota)) from assumed) ${created} ${keyed})`;
+}
 
 type TeamsRow = { id: number; config_version: number; used: number; key: string | null; outcome: string | null };
 

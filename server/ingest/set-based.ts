@@ -69,6 +69,30 @@ export interface Opening {
   cutoff: string;
   /** The participants of the ingests it expects to accept (expected.ts), distinct. */
   expected: NamedParticipant[];
+  /** Its assumptions failed (commitAssuming): it is still in its transaction, under its locks, and reads from where it checked them. */
+  afterAssumption: boolean;
+}
+
+/**
+ * What a flush decided on without reading it (assumptions.ts): each team's config version, and
+ * quota use at the last flush this process saw; that no participant it names is stored yet, nor
+ * any idempotency key it carries, since `cutoff`.
+ */
+export interface Assumption {
+  versions: Map<number, number>;
+  used: QuotaUse;
+}
+
+/** What a flush that decided on assumptions checks under its teams' locks before it writes. */
+export interface AssumedChecks {
+  month: string;
+  cutoff: string;
+  /** Each of its teams (ascending), the config version it decided at, the ingests it accepts and the least quota any of them was decided under (null: none). */
+  teams: Array<{ id: number; version: number; accepted: number; limit: number | null }>;
+  /** The participants it creates: none may be stored. */
+  participants: NamedParticipant[];
+  /** The idempotency keys it carries: none may be stored since `cutoff`. */
+  keys: NamedKey[];
 }
 
 /** What differs between engines: the SQL of a flush, each a constant number of statements whatever the number of ingests. */
@@ -84,6 +108,13 @@ export interface FlushStatements {
   /** Writes what the flush decided — nothing when it accepted no ingest — and commits. Each caller's answer was decided before: nothing is read back. */
   commit(connection: Db, flush: Flush | undefined): Promise<void>;
   /**
+   * Where the engine has round trips to save: opens the flush's transaction, takes its teams'
+   * locks, checks `checks` and, if they hold, writes and commits, all in one round trip, and
+   * answers each team's quota use before the flush. If they do not hold, it answers nothing and
+   * leaves the transaction open under its locks, for `open` with `afterAssumption`.
+   */
+  commitAssuming?(connection: Db, checks: AssumedChecks, flush: Flush | undefined): Promise<QuotaUse | undefined>;
+  /**
    * The next flush may open, on a connection of its own, while this one writes and commits: its
    * teams' locks, taken first when it opens, keep it from reading any team this one writes
    * before this one has committed (PostgreSQL). SQLite has one writer.
@@ -92,6 +123,23 @@ export interface FlushStatements {
 }
 
 const ROLLBACK = CompiledQuery.raw('rollback');
+
+/** What a flush is given besides its ingests. */
+export interface FlushOptions {
+  keyWindowMs: number;
+  /** The participants of the ingests it expects to accept (expected.ts), distinct. */
+  expected: NamedParticipant[];
+  /** What it may decide on without reading it first, where the engine can check it (assumptions.ts). */
+  assumption?: Assumption;
+  /** Called once it has read all it reads, as its write is sent, with the participants (participantKey) its accepted ingests name. */
+  writing?: (participants: string[]) => void;
+}
+
+/** What a flush leaves its flusher: its teams' quota use after it, and whether it decided on an assumption that held. */
+export interface FlushSeen {
+  used: QuotaUse;
+  assumed?: 'held' | 'changed';
+}
 
 /**
  * A flush of concurrent ingests in a number of statements that does not grow with their number.
@@ -104,23 +152,17 @@ const ROLLBACK = CompiledQuery.raw('rollback');
  * of the ingests it expects to accept (expected.ts) with the teams, and of any other it accepts
  * once decided. It decides each accepted ingest in order exactly as a single ingest alone
  * would be decided, writes what they change (a statement per table at most) and commits once:
- * each caller is answered after the commit. `expected` are the participants of the ingests it
- * expects to accept (expected.ts), distinct. `writing` is called once it has read all it reads,
- * as its write is sent.
+ * each caller is answered after the commit.
+ * Given an assumption the engine can check, it decides first, on the assumption, and sends the
+ * check, the write and the commit at once; where the check fails it reads as above, still under
+ * its locks, and decides again.
  */
-export async function flushIngests(
-  db: Db,
-  statements: FlushStatements,
-  jobs: IngestJob[],
-  keyWindowMs: number,
-  expected: NamedParticipant[],
-  writing: () => void = () => {},
-): Promise<QuotaUse> {
+export async function flushIngests(db: Db, statements: FlushStatements, jobs: IngestJob[], options: FlushOptions): Promise<FlushSeen> {
   let flushed: Flushed = { outcomes: [], used: new Map() };
   try {
     await db.connection().execute(async (connection) => {
       try {
-        flushed = await ingestAll(connection, statements, jobs, keyWindowMs, expected, writing);
+        flushed = await ingestAll(connection, statements, jobs, options);
       } catch (error) {
         await connection.executeQuery(ROLLBACK).catch(() => {});
         throw error;
@@ -128,22 +170,21 @@ export async function flushIngests(
     });
   } catch (error) {
     for (const job of jobs) job.reject(error);
-    return new Map();
+    return { used: new Map() };
   }
   for (const { job, outcome } of flushed.outcomes) {
     if (outcome instanceof HttpError) job.reject(outcome);
     else job.resolve(outcome);
   }
-  return flushed.used;
+  return { used: flushed.used, assumed: flushed.assumed };
 }
 
 /** team id → the month's accepted ingests, this flush's included. */
 export type QuotaUse = Map<number, number>;
 
 /** What a flush decided for each of its ingests, in their order, and its teams' quota use after it. */
-interface Flushed {
+interface Flushed extends FlushSeen {
   outcomes: Array<{ job: IngestJob; outcome: IngestOutcome | HttpError }>;
-  used: QuotaUse;
 }
 
 /** What one ingest resolved to before anything is read of its participant. */
@@ -197,20 +238,56 @@ export interface Flush {
   keyCutoff: string;
 }
 
-async function ingestAll(db: Db, statements: FlushStatements, jobs: IngestJob[], keyWindowMs: number, expected: NamedParticipant[], writing: () => void): Promise<Flushed> {
+async function ingestAll(db: Db, statements: FlushStatements, jobs: IngestJob[], { keyWindowMs, expected, assumption, writing = () => {} }: FlushOptions): Promise<Flushed> {
   const at = now();
   const month = quotaMonth(at);
   const cutoff = keyCutoff(at, keyWindowMs);
   const teams = [...new Set(jobs.map((job) => job.team.id))].sort((a, b) => a - b);
+  let afterAssumption = false;
+  if (assumption && statements.commitAssuming) {
+    const keyed = new KeyedItems(jobs);
+    const decided = await decide(db, jobs, keyed, { versions: assumption.versions, used: new Map(assumption.used), keys: new Map() }, at);
+    // A 402 decided on another process's old quota use could be wrong: read it first.
+    if (![...decided.refused.values()].some((refusal) => refusal instanceof QuotaExceeded)) {
+      const { flush, accepted } = settle(decided, { at, month, cutoff, participants: new Map() });
+      writing([...flush.participants.keys()]);
+      const checks: AssumedChecks = { month, cutoff, teams: assumedTeams(teams, assumption, decided), participants: namedIn(flush), keys: keyed.named };
+      const usedBefore = await statements.commitAssuming(db, checks, decided.admitted.length > 0 ? flush : undefined);
+      if (usedBefore) {
+        const used = new Map(teams.map((team) => [team, (usedBefore.get(team) ?? 0) + (flush.quota.get(team) ?? 0)]));
+        return { outcomes: outcomesOf(jobs, decided, accepted), used, assumed: 'held' };
+      }
+      afterAssumption = true;
+    }
+  }
   const keyed = new KeyedItems(jobs);
-  const { read, participants: stored } = await statements.open(db, { teams, month, keys: keyed.named, cutoff, expected });
+  const { read, participants: stored } = await statements.open(db, { teams, month, keys: keyed.named, cutoff, expected, afterAssumption });
   const gone = teams.find((team) => !read.versions.has(team));
   if (gone !== undefined) throw new Error(`No team ${gone}.`);
+  const decided = await decide(db, jobs, keyed, read, at);
+  const participants = await readParticipants(db, statements, decided.admitted, expected, stored);
+  const { flush, accepted } = settle(decided, { at, month, cutoff, participants });
+  writing([...flush.participants.keys()]);
+  await statements.commit(db, decided.admitted.length > 0 ? flush : undefined);
+  return { outcomes: outcomesOf(jobs, decided, accepted), used: read.used, ...(afterAssumption && { assumed: 'changed' as const }) };
+}
+
+/** A flush's decisions: its accepted ingests in order, its refused ones, and what each team accepts. */
+interface Decided {
+  keyed: KeyedItems<IngestJob>;
+  admitted: Resolved[];
+  refused: Map<IngestJob, HttpError>;
+  quota: Map<number, number>;
+}
+
+/**
+ * Each ingest decided in order against `read`: a replay of a stored key, refused (404, 409, 402),
+ * or accepted — counted against the quota use in `read`, which it raises.
+ */
+async function decide(db: Db, jobs: IngestJob[], keyed: KeyedItems<IngestJob>, read: FlushRead, at: string): Promise<Decided> {
   // Each team's context once per flush, at the config version read under the team's lock: it holds for the whole flush.
   const contexts = new Map<number, IngestContext>();
-  const admitted: Resolved[] = [];
-  const refused = new Map<IngestJob, HttpError>();
-  const quota = new Map<number, number>();
+  const decided: Decided = { keyed, admitted: [], refused: new Map(), quota: new Map() };
   for (const job of jobs) {
     // A replay is decided first: nothing is checked, stored or charged for it.
     if (keyed.isReplay(job, read.keys)) continue;
@@ -218,30 +295,50 @@ async function ingestAll(db: Db, statements: FlushStatements, jobs: IngestJob[],
     if (!context) contexts.set(job.team.id, (context = await contextAt(db, job.contexts, job.team, read.versions.get(job.team.id)!)));
     const unit = await resolve(db, job, context).catch((error: unknown) => (error instanceof HttpError ? error : Promise.reject(error)));
     const refusal = unit instanceof HttpError ? unit : admission(read.used, unit, at);
-    if (refusal) refused.set(job, refusal);
+    if (refusal) decided.refused.set(job, refusal);
     else {
-      admitted.push(unit as Resolved);
+      decided.admitted.push(unit as Resolved);
       keyed.admitted(job);
-      quota.set(job.team.id, (quota.get(job.team.id) ?? 0) + 1);
+      decided.quota.set(job.team.id, (decided.quota.get(job.team.id) ?? 0) + 1);
     }
   }
+  return decided;
+}
+
+/** The accepted ingests applied in order to the participants as the flush knows them: what it writes, and each caller's answer. */
+function settle(decided: Decided, { at, month, cutoff, participants }: { at: string; month: string; cutoff: string; participants: Map<string, ParticipantState> }) {
   const flush: Flush = {
     at,
     month,
-    participants: await readParticipants(db, statements, admitted, expected, stored),
+    participants,
     enrolments: [],
     variantParticipants: new Map(),
     conversions: new Map(),
     eventCounts: new Map(),
-    quota,
+    quota: decided.quota,
     keys: [],
     keyCutoff: cutoff,
   };
-  const accepted = new Map(admitted.map((unit) => [unit.job, apply(flush, unit)]));
-  flush.keys = keyed.toStore(accepted);
-  writing();
-  await statements.commit(db, admitted.length > 0 ? flush : undefined);
-  return { outcomes: jobs.map((job) => ({ job, outcome: refused.get(job) ?? accepted.get(job) ?? keyed.replayed(job, accepted) })), used: read.used };
+  const accepted = new Map(decided.admitted.map((unit) => [unit.job, apply(flush, unit)]));
+  flush.keys = decided.keyed.toStore(accepted);
+  return { flush, accepted };
+}
+
+function outcomesOf(jobs: IngestJob[], { refused, keyed }: Decided, accepted: Map<IngestJob, IngestOutcome>): Flushed['outcomes'] {
+  return jobs.map((job) => ({ job, outcome: refused.get(job) ?? accepted.get(job) ?? keyed.replayed(job, accepted) }));
+}
+
+/** Each team's assumed config version, the ingests it accepts and the least quota of any of them. */
+function assumedTeams(teams: number[], assumption: Assumption, { admitted, quota }: Decided): AssumedChecks['teams'] {
+  return teams.map((id) => {
+    const limits = admitted.filter((unit) => unit.job.team.id === id && unit.job.team.ingest_limit !== null).map((unit) => unit.job.team.ingest_limit!);
+    return { id, version: assumption.versions.get(id)!, accepted: quota.get(id) ?? 0, limit: limits.length === 0 ? null : Math.min(...limits) };
+  });
+}
+
+/** The participants a flush that read none creates: every one it names. */
+function namedIn(flush: Flush): NamedParticipant[] {
+  return [...flush.participants.values()].map((state) => ({ team: state.row.team_id, key: state.row.key }));
 }
 
 /** The event, experiment and variant an ingest names, from its team's context (404 if any is unknown). */

@@ -1,6 +1,7 @@
 import { HttpError } from '../http/errors';
 import type { Db } from '../storage/database';
 import type { components } from '../../generated/api';
+import { AssumedFlushes } from './assumptions';
 import { expectedParticipants } from './expected';
 import { flushIngests, type FlushStatements, type IngestJob, type QuotaUse } from './set-based';
 
@@ -30,13 +31,18 @@ type Enqueue = (job: Omit<IngestJob, 'resolve' | 'reject'>) => Promise<IngestOut
  * reads — if more than a flush's worth of ingests waits then, so that the next flush's
  * decisions overlap this one's write (two flushes at most). Opened early with fewer waiting, the next would
  * take fewer ingests than it would once this one is done, and flushes of single ingests would
- * become more and smaller (bench/README.md: single ingests fell by a fifth).
+ * become more and smaller (bench/README.md: single ingests fell by a fifth). Where the engine
+ * can check assumptions (FlushStatements.commitAssuming), a flush of participants this process
+ * has not seen decides on what it last saw (assumptions.ts) and writes in one round trip; the
+ * next, opened early, then decides while this one writes.
  */
 export function ingestFlusher(db: Db, statements: FlushStatements, keyWindowMs: number): Enqueue {
   const queues = new Map<number, IngestJob[]>();
   const used: QuotaUse = new Map();
+  const assumed = statements.commitAssuming ? new AssumedFlushes() : undefined;
   let opening = false;
   let running = 0;
+  let checking = false;
   const flushIfDue = () => {
     if (opening || queues.size === 0) return;
     if (running === 0 || (running === 1 && statements.opensWhileWriting && moreThanAFlushWaits(queues, used))) void flush();
@@ -55,7 +61,13 @@ export function ingestFlusher(db: Db, statements: FlushStatements, keyWindowMs: 
     // without yielding to the event loop, so flush after flush would otherwise starve them.
     await new Promise((resolve) => setImmediate(resolve));
     const jobs = nextFlush(queues, used);
-    for (const [team, count] of await flushIngests(db, statements, jobs, keyWindowMs, expectedParticipants(jobs, used), opened)) {
+    const writing = (participants: string[]) => {
+      assumed?.remember(participants);
+      opened();
+    };
+    const seen = await flushIngests(db, statements, jobs, { keyWindowMs, expected: expectedParticipants(jobs, used), assumption: assumed?.assumption(jobs, used), writing });
+    if (seen.assumed) assumed!.settled(new Set(jobs.map((job) => job.team.id)), seen.assumed === 'held');
+    for (const [team, count] of seen.used) {
       if (!used.has(team) && used.size >= MAX_TEAMS_SEEN) used.clear();
       used.set(team, count);
     }
@@ -68,7 +80,14 @@ export function ingestFlusher(db: Db, statements: FlushStatements, keyWindowMs: 
       let queue = queues.get(job.team.id);
       if (!queue) queues.set(job.team.id, (queue = []));
       queue.push({ ...job, resolve, reject });
-      flushIfDue();
+      if (running === 0) return flushIfDue();
+      // While a flush runs, one look per turn of the event loop: a batch queues all its items at once.
+      if (checking) return;
+      checking = true;
+      queueMicrotask(() => {
+        checking = false;
+        flushIfDue();
+      });
     });
 }
 

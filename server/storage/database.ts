@@ -19,6 +19,7 @@ import { minimumEffect } from './migrations/011_minimum_effect';
 import { counterKeys } from './migrations/012_counter_keys';
 import { participantKeys } from './migrations/013_participant_keys';
 import { setBasedKeys } from './migrations/014_set_based_keys';
+import { flushAssumptions } from './migrations/015_flush_assumptions';
 import { registerExactAdd } from './exact-sums';
 import { preparingStatements } from './postgres-statements';
 import type { Database, Db } from './schema';
@@ -148,6 +149,7 @@ export function migrationsOf(engine: Engine): Record<string, Migration> {
     '012_counter_keys': counterKeys(engine),
     '013_participant_keys': participantKeys(engine),
     '014_set_based_keys': setBasedKeys(engine),
+    '015_flush_assumptions': flushAssumptions(engine),
   };
 }
 

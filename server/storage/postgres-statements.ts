@@ -1,5 +1,6 @@
 import type { PostgresPool, PostgresPoolClient } from 'kysely';
 import pg from 'pg';
+import { ASSUMPTION_CHANGED } from './migrations/015_flush_assumptions';
 import { Pipeline } from './postgres-pipeline';
 
 /** node-postgres's own conversion of a query value to the text it sends (arrays, dates, JSON…): its module exports it, its types do not. */
@@ -62,31 +63,35 @@ class PipelineSender {
   ) {}
 
   async send(pipeline: Pipeline): Promise<{ rows: pg.QueryResult[] }> {
+    // PREPAREs before the first statement with values (after those that open or resume a
+    // transaction): a statement that fails after them leaves every one of them prepared.
+    const prepares: string[] = [];
     const statements: string[] = [];
     // Where each query's answer is among the message's statements'.
     const answers: number[] = [];
-    let preparing = false;
     for (const query of pipeline.queries) {
       if (query.parameters.length === 0) {
         answers.push(statements.push(query.sql) - 1);
         continue;
       }
       const number = this.numberOf(query.sql);
-      const name = number ? `pipelined_${number}` : 'pipelined_once';
+      const name = number ? `pipelined_${number}` : `pipelined_once_${prepares.length}`;
       if (!this.prepared.has(name)) {
-        statements.push(`prepare ${name} as ${query.sql}\n`);
+        prepares.push(`prepare ${name} as ${query.sql}\n`);
         if (number) this.prepared.add(name);
-        preparing = true;
       }
       answers.push(statements.push(`execute ${name}(${query.parameters.map(literal).join(', ')})`) - 1);
       if (!number) statements.push(`deallocate ${name}`);
     }
     try {
-      const answered: pg.QueryResult | pg.QueryResult[] = await this.client.query(statements.join(';\n'));
+      const leading = Math.max(0, pipeline.queries.findIndex((query) => query.parameters.length > 0));
+      const message = [...statements.slice(0, leading), ...prepares, ...statements.slice(leading)];
+      const answered: pg.QueryResult | pg.QueryResult[] = await this.client.query(message.join(';\n'));
       const results = Array.isArray(answered) ? answered : [answered];
-      return { rows: answers.map((index) => results[index]!) };
+      return { rows: answers.map((index) => results[index < leading ? index : index + prepares.length]!) };
     } catch (error) {
-      if (preparing) this.uncertain = true;
+      // A flush's check of what it assumed fails after the PREPAREs, which all ran.
+      if (prepares.length > 0 && (error as { code?: string }).code !== ASSUMPTION_CHANGED) this.uncertain = true;
       throw error;
     }
   }

@@ -2,6 +2,7 @@ import { CompiledQuery, Kysely, PostgresDialect, sql } from 'kysely';
 import pg from 'pg';
 import { afterEach, describe, expect, it } from 'vitest';
 import { openStorage, type Storage } from '../../server/storage/database';
+import { ASSUMPTION_CHANGED } from '../../server/storage/migrations/015_flush_assumptions';
 import { inOneRoundTrip } from '../../server/storage/postgres-pipeline';
 import { preparingStatements } from '../../server/storage/postgres-statements';
 import type { Database } from '../../server/storage/schema';
@@ -114,5 +115,34 @@ describe.runIf(engines.includes('postgres'))('pipelines on postgres', () => {
     expect(failed).toMatchObject({ code: '22012' });
     expect(after).not.toBe(before);
     expect(answers.map((answer) => answer.rows[0])).toEqual([{ one: 1 }, { quotient: 2 }]);
+  });
+
+  it("when a flush's check of what it assumed fails after the message's PREPAREs, then the connection is kept with them, still in its transaction at the savepoint and holding its lock", async () => {
+    // Arrange
+    const { storageEnv, cleanup } = await freshStorage('postgres');
+    const opened = await openStorage({ dataDir: '', databaseUrl: storageEnv.DATABASE_URL, poolSize: 1 });
+    const { db } = opened;
+    const other = new pg.Client({ connectionString: storageEnv.DATABASE_URL });
+    await other.connect();
+    cleanups.push(cleanup, () => opened.close(), () => other.end());
+    const before = await backend(db);
+    const lock = CompiledQuery.raw('select pg_advisory_xact_lock($1, $2)', [7, 7]);
+    const check = (holds: boolean) => sql`select ingest_flush_assumes(${holds}::boolean) as held`.compile(db);
+    const message = (holds: boolean) => [CompiledQuery.raw('begin'), lock, CompiledQuery.raw('savepoint assumed'), check(holds), sql`select ${2}::int as two`.compile(db), CompiledQuery.raw('commit')];
+    // Act
+    const { failed, lockedMeanwhile, resumed } = await db.connection().execute(async (connection) => {
+      const failed = await inOneRoundTrip(connection, message(false)).catch((error: unknown) => error as { code?: string });
+      const lockedMeanwhile = await other.query<{ got: boolean }>('select pg_try_advisory_xact_lock(7, 7) as got');
+      const resumed = await inOneRoundTrip(connection, [CompiledQuery.raw('rollback to savepoint assumed'), sql`select ${3}::int as three`.compile(db), CompiledQuery.raw('commit')]);
+      return { failed, lockedMeanwhile: !lockedMeanwhile.rows[0]!.got, resumed };
+    });
+    const answers = await db.connection().execute((connection) => inOneRoundTrip(connection, message(true)));
+    // Assert
+    expect(failed).toMatchObject({ code: ASSUMPTION_CHANGED });
+    expect(lockedMeanwhile).toBe(true);
+    expect(resumed[1]!.rows).toEqual([{ three: 3 }]);
+    expect(await backend(db)).toBe(before);
+    expect(answers[3]!.rows).toEqual([{ held: true }]);
+    expect(answers[4]!.rows).toEqual([{ two: 2 }]);
   });
 });
