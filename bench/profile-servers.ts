@@ -1,11 +1,12 @@
-// `npx tsx bench/profile-servers.ts [--checkout DIR] [--engine sqlite|postgres] [--seconds S] [--only ingest,config,statistics,batch]`:
+// `npx tsx bench/profile-servers.ts [--checkout DIR] [--engine sqlite|postgres] [--seconds S] [--only ingest,config,statistics,batch] [--keep DIR]`:
 // where a real server's CPU goes under load, for one ingest, one config read, one variant statistics read and a batch of 100 ingests, each on a
 // server of its own under `node --cpu-prof`: the top ten functions by self time, as shares of
 // the time the server was busy (idle left out). --checkout profiles another checkout of this
-// repository (e.g. an older commit, with its own node_modules), for before/after comparisons.
+// repository (e.g. an older commit, with its own node_modules), for before/after comparisons; --keep DIR
+// keeps each profile there as <what>-<engine>.cpuprofile, to open in a profiler.
 import { randomBytes } from 'node:crypto';
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { copyFileSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -14,7 +15,7 @@ import { startServer } from './lib/processes';
 import { topSelfTime } from './lib/profile';
 import { scratchStorage } from './lib/storage';
 
-const { values } = parseArgs({ options: { checkout: { type: 'string' }, engine: { type: 'string', default: 'sqlite' }, seconds: { type: 'string', default: '8' }, only: { type: 'string', default: 'ingest,config,statistics' } } });
+const { values } = parseArgs({ options: { checkout: { type: 'string' }, engine: { type: 'string', default: 'sqlite' }, seconds: { type: 'string', default: '8' }, only: { type: 'string', default: 'ingest,config,statistics' }, keep: { type: 'string' } } });
 const checkout = resolve(values.checkout ?? '.');
 const engine = values.engine === 'postgres' ? 'postgres' : 'sqlite';
 const seconds = Number(values.seconds);
@@ -46,6 +47,7 @@ async function profile(what: Profiled): Promise<void> {
     const round = await run();
     await server.stop();
     const file = readdirSync(profiles).find((name) => /^CPU\.\d+\.\d+\.\d+\.0\.\d+\.cpuprofile$/.test(name));
+    if (values.keep) copyFileSync(join(profiles, file!), join(values.keep, `${what}-${engine}.cpuprofile`));
     const lines = topSelfTime(join(profiles, file!), 40).filter((line) => line.function !== '(idle)');
     const busy = lines.reduce((sum, line) => sum + line.percent, 0);
     console.log(`\n${what} on ${engine}, ${checkout}: ${Math.round(round.rps)} req/s, ${round.non2xx} non-2xx; top ten by self time, % of busy time`);
