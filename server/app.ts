@@ -59,7 +59,7 @@ export function createApp({ storage, logger, validateResponses, validateRequests
   serveResultsPage(app);
 
   if (rateLimit.enabled) app.use(rateLimiter(rateLimit));
-  const identify = identifyIn(storage.db);
+  const identify = identifyIn(storage.db, storage.engine);
   useContractGate(app, contract, identify, { validateRequests, validateResponses });
 
   const api = express.Router({ caseSensitive: true });

@@ -4,7 +4,9 @@ import { operationOf } from '../contract/routing';
 import type { Db } from '../storage/database';
 import { hashCredential, kindOf } from './credentials';
 import type { Principal } from './principal';
-import { findTeamByIngestKeyHash, findUserIdByTokenHash } from './store';
+import type { Engine } from '../storage/engine';
+import { batchedLookup } from './lookups';
+import { findTeamByIngestKeyHash, findTeamsByIngestKeyHashes, findUserIdByTokenHash, findUserIdsByTokenHashes } from './store';
 
 /** Who a bearer credential is, or undefined when it is nobody. */
 export type Identify = (credential: string) => Promise<Principal | undefined>;
@@ -30,17 +32,22 @@ function bearerCredential(header: string): string | undefined {
   return /^Bearer +([A-Za-z0-9_-]{1,200})$/i.exec(header)?.[1];
 }
 
-/** Credentials as stored: looked up by their hash. */
-export function identifyIn(db: Db): Identify {
+/**
+ * Credentials as stored: looked up by their hash, at each request. On PostgreSQL the lookups of
+ * requests that arrive together go in one query (lookups.ts).
+ */
+export function identifyIn(db: Db, engine: Engine): Identify {
+  const userOf = engine === 'postgres' ? batchedLookup((hashes) => findUserIdsByTokenHashes(db, hashes)) : (hash: string) => findUserIdByTokenHash(db, hash);
+  const teamOf = engine === 'postgres' ? batchedLookup((hashes) => findTeamsByIngestKeyHashes(db, hashes)) : (hash: string) => findTeamByIngestKeyHash(db, hash);
   return async (credential) => {
     const hash = hashCredential(credential);
     switch (kindOf(credential)) {
       case 'api-token': {
-        const userId = await findUserIdByTokenHash(db, hash);
+        const userId = await userOf(hash);
         return userId === undefined ? undefined : { kind: 'user', userId };
       }
       case 'ingest-key': {
-        const team = await findTeamByIngestKeyHash(db, hash);
+        const team = await teamOf(hash);
         return team === undefined ? undefined : { kind: 'ingest-key', team };
       }
       default:

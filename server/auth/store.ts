@@ -1,3 +1,4 @@
+import { sql } from 'kysely';
 import type { Db } from '../storage/database';
 import { prepared, type Bind } from '../storage/prepared';
 import type { TeamRow } from '../teams/store';
@@ -8,6 +9,20 @@ const liveToken = prepared((db, arg: Bind<string>) =>
   db.selectFrom('api_tokens').select(['user_id', 'token_hash']).where('token_hash', '=', arg((tokenHash) => tokenHash)).where('revoked_at', 'is', null),
 );
 const teamOfIngestKey = prepared((db, arg: Bind<string>) => db.selectFrom('teams').selectAll().where('ingest_key_hash', '=', arg((keyHash) => keyHash)));
+// PostgreSQL: a batch of lookups (lookups.ts), one shape whatever their number.
+const liveTokens = prepared((db, arg: Bind<string[]>) =>
+  db
+    .selectFrom('api_tokens')
+    .select(['user_id', 'token_hash'])
+    .where(sql<boolean>`token_hash = any(${arg((hashes) => hashes)}::text[])`)
+    .where('revoked_at', 'is', null),
+);
+const teamsOfIngestKeys = prepared((db, arg: Bind<string[]>) =>
+  db
+    .selectFrom('teams')
+    .selectAll()
+    .where(sql<boolean>`ingest_key_hash = any(${arg((hashes) => hashes)}::text[])`),
+);
 
 /** The user of a live (not revoked) API token, by the token's hash. */
 export async function findUserIdByTokenHash(db: Db, tokenHash: string): Promise<number | undefined> {
@@ -22,6 +37,26 @@ export async function findUserIdByTokenHash(db: Db, tokenHash: string): Promise<
 export async function findTeamByIngestKeyHash(db: Db, keyHash: string): Promise<TeamRow | undefined> {
   const [row] = await teamOfIngestKey(db, keyHash);
   return row && sameHash(row.ingest_key_hash, keyHash) ? row : undefined;
+}
+
+/** PostgreSQL: the users of the live API tokens among these hashes, by hash. */
+export async function findUserIdsByTokenHashes(db: Db, tokenHashes: string[]): Promise<Map<string, number>> {
+  const found = new Map<string, number>();
+  for (const row of await liveTokens(db, tokenHashes)) {
+    const hash = tokenHashes.find((candidate) => sameHash(row.token_hash, candidate));
+    if (hash !== undefined) found.set(hash, row.user_id);
+  }
+  return found;
+}
+
+/** PostgreSQL: the teams whose current ingest key has one of these hashes, by hash. */
+export async function findTeamsByIngestKeyHashes(db: Db, keyHashes: string[]): Promise<Map<string, TeamRow>> {
+  const found = new Map<string, TeamRow>();
+  for (const row of await teamsOfIngestKeys(db, keyHashes)) {
+    const hash = keyHashes.find((candidate) => sameHash(row.ingest_key_hash, candidate));
+    if (hash !== undefined) found.set(hash, row);
+  }
+  return found;
 }
 
 /** An API token by its hash, revoked or not: what the admin CLI revokes. */
