@@ -17,7 +17,8 @@ const BEGIN = CompiledQuery.raw('begin');
  */
 const GENERIC_PLANS = CompiledQuery.raw('set local plan_cache_mode = force_generic_plan');
 const COMMIT = CompiledQuery.raw('commit');
-// What a flush decided on is checked in a subtransaction: where it fails, the flush's locks stay held.
+// What a flush decided on is checked in a subtransaction: where it fails, the flush's locks stay
+// held. Its writes are the transaction's own (released), as migration 016's checks recognise them.
 const SAVEPOINT = CompiledQuery.raw('savepoint assumed');
 const RELEASE = CompiledQuery.raw('release savepoint assumed');
 const ROLLBACK_TO_SAVEPOINT = CompiledQuery.raw('rollback to savepoint assumed');
@@ -33,7 +34,7 @@ const ROLLBACK_TO_SAVEPOINT = CompiledQuery.raw('rollback to savepoint assumed')
  */
 export const postgresFlush: FlushStatements = {
   async open(connection, { teams, month, keys, cutoff, expected, afterAssumption }) {
-    const opening = afterAssumption ? [ROLLBACK_TO_SAVEPOINT] : [BEGIN, GENERIC_PLANS, ...teams.map(teamLock)];
+    const opening = afterAssumption ? [ROLLBACK_TO_SAVEPOINT, RELEASE] : [BEGIN, GENERIC_PLANS, ...teams.map(teamLock)];
     const reading = [teamsRead(teams, month, keys, cutoff), ...(expected.length === 0 ? [] : [participantsRead(expected)])];
     const answers = await inOneRoundTrip(connection, [...opening, ...reading.map((query) => query.compile(connection))]);
     const [read, participants] = answers.slice(opening.length);
@@ -191,6 +192,10 @@ function write(flush: Flush) {
   const enrolments = flush.enrolments;
   const variantIds = [...flush.variantParticipants.keys()];
   const conversions = [...flush.conversions.values()];
+  // The flush knows each participant's stored conversions: a new row is a plain insert (an upsert
+  // probes its key first and logs a second record to confirm it), a stored one an upsert still.
+  const added = conversions.filter((c) => !c.stored);
+  const restated = conversions.filter((c) => c.stored);
   const counts = [...flush.eventCounts.values()];
   const quota = [...flush.quota.entries()];
   // A participant this flush creates has id 0 until the insert answers it: rows naming it find it there by team and key.
@@ -224,11 +229,15 @@ function write(flush: Flush) {
     ), converted as (
       insert into conversions (team_id, participant_id, experiment_id, event_id, count, value)
       select v.team_id, coalesce(c.id, v.participant_id), v.experiment_id, v.event_id, v.added, v.value
-      from unnest(${conversions.map((c) => c.teamId)}::bigint[], ${conversions.map((c) => c.state.row.id)}::bigint[], ${conversions.map((c) => c.state.row.key)}::text[],
-        ${conversions.map((c) => c.experimentId)}::bigint[], ${conversions.map((c) => c.eventId)}::bigint[], ${conversions.map((c) => c.added)}::bigint[],
-        ${conversions.map((c) => c.value.toString())}::numeric[])
+      from unnest(${added.map((c) => c.teamId)}::bigint[], ${added.map((c) => c.state.row.id)}::bigint[], ${added.map((c) => c.state.row.key)}::text[],
+        ${added.map((c) => c.experimentId)}::bigint[], ${added.map((c) => c.eventId)}::bigint[], ${added.map((c) => c.added)}::bigint[],
+        ${added.map((c) => c.value.toString())}::numeric[])
         as v(team_id, participant_id, key, experiment_id, event_id, added, value)
       left join created c on v.participant_id = 0 and c.team_id = v.team_id and c.key = v.key
+    ), reconverted as (
+      insert into conversions (team_id, participant_id, experiment_id, event_id, count, value)
+      select * from unnest(${restated.map((c) => c.teamId)}::bigint[], ${restated.map((c) => c.state.row.id)}::bigint[], ${restated.map((c) => c.experimentId)}::bigint[],
+        ${restated.map((c) => c.eventId)}::bigint[], ${restated.map((c) => c.added)}::bigint[], ${restated.map((c) => c.value.toString())}::numeric[])
       on conflict (team_id, participant_id, experiment_id, event_id) do update set count = conversions.count + excluded.count, value = conversions.value + excluded.value
     ), tallied as (
       insert into variant_event_counts (team_id, variant_id, event_id, conversions, unique_conversions, sum_y, sum_y2)

@@ -227,8 +227,8 @@ export interface Flush {
   enrolments: Array<{ state: ParticipantState; teamId: number; experimentId: number; variantId: number }>;
   /** variant id → participants it gains. */
   variantParticipants: Map<number, { teamId: number; added: number }>;
-  /** participant (team, key) and `experimentId:eventId` → conversions and value (micro-units) it gains. */
-  conversions: Map<string, { state: ParticipantState; teamId: number; experimentId: number; eventId: number; added: number; value: bigint }>;
+  /** participant (team, key) and `experimentId:eventId` → conversions and value (micro-units) it gains; `stored`: whether its row is stored already (else the flush inserts it). */
+  conversions: Map<string, { state: ParticipantState; teamId: number; experimentId: number; eventId: number; added: number; value: bigint; stored: boolean }>;
   /** `variantId:eventId` → conversions, unique conversions, Σy and Σy² (micro-units) it gains. */
   eventCounts: Map<string, { teamId: number; variantId: number; eventId: number; conversions: number; unique: number; sumY: bigint; sumY2: bigint }>;
   /** team id → ingests it accepts. */
@@ -444,7 +444,7 @@ function apply(flush: Flush, unit: Resolved): IngestOutcome {
       const after = { count: before.count + 1, value: before.value + value };
       state.conversions.set(conversion, after);
       const conversionKey = `${participantKey(team.id, state.row.key)}\u0000${conversion}`;
-      const row = flush.conversions.get(conversionKey) ?? { state, teamId: team.id, experimentId: placement.experiment_id, eventId: event.id, added: 0, value: 0n };
+      const row = flush.conversions.get(conversionKey) ?? { state, teamId: team.id, experimentId: placement.experiment_id, eventId: event.id, added: 0, value: 0n, stored: before.count > 0 };
       row.added++;
       row.value += value;
       flush.conversions.set(conversionKey, row);
