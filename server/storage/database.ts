@@ -20,6 +20,7 @@ import { counterKeys } from './migrations/012_counter_keys';
 import { participantKeys } from './migrations/013_participant_keys';
 import { setBasedKeys } from './migrations/014_set_based_keys';
 import { flushAssumptions } from './migrations/015_flush_assumptions';
+import { ownParentsUnlocked } from './migrations/016_own_parents_unlocked';
 import { registerExactAdd } from './exact-sums';
 import { preparingStatements } from './postgres-statements';
 import type { Database, Db } from './schema';
@@ -150,6 +151,7 @@ export function migrationsOf(engine: Engine): Record<string, Migration> {
     '013_participant_keys': participantKeys(engine),
     '014_set_based_keys': setBasedKeys(engine),
     '015_flush_assumptions': flushAssumptions(engine),
+    '016_own_parents_unlocked': ownParentsUnlocked(engine),
   };
 }
 

@@ -226,6 +226,25 @@ describe.runIf(engines.includes('postgres'))('foreign keys checked per statement
     }
   });
 
+  it('when a transaction inserts rows under parents it wrote itself, then it locks none of those; a parent another transaction wrote is locked (migration 016)', async () => {
+    // Arrange
+    const { storage, storageUrl, teamId, experiment, variant, event } = await served();
+    const writer = await connected(storageUrl);
+    await writer.query('begin');
+    const xid = (await writer.query<{ xid: string }>('select pg_current_xact_id()::xid::text as xid')).rows[0]!.xid;
+    // Act
+    const own = (await writer.query<{ id: number }>(insertParticipant, [teamId, 'own'])).rows[0]!.id;
+    await writer.query(insertEnrolment, [teamId, own, experiment, variant]);
+    await writer.query('insert into conversions (team_id, participant_id, experiment_id, event_id, count) values ($1, $2, $3, $4, 1)', [teamId, own, experiment, event]);
+    await writer.query('commit');
+    // Assert (xmax: the transaction that last locked or changed the row version; 0 for none)
+    const xmaxOf = async (query: ReturnType<typeof sql<{ xmax: string }>>) => (await query.execute(storage.db)).rows.map((row) => row.xmax);
+    expect(await xmaxOf(sql`select xmax::text from participants where id = ${own}`)).toEqual(['0']);
+    expect(await xmaxOf(sql`select xmax::text from enrolments where participant_id = ${own}`)).toEqual(['0']);
+    expect(await xmaxOf(sql`select xmax::text from variants where id = ${variant}`)).toEqual([xid]);
+    expect(await xmaxOf(sql`select xmax::text from events where id = ${event}`)).toEqual([xid]);
+  });
+
   it('when migrated down and up again, then every row is kept, and the keys are PostgreSQL’s own in between', async () => {
     // Arrange
     const before = await served();

@@ -85,29 +85,48 @@ begin
     using errcode = 'foreign_key_violation', constraint = tg_argv[0], table = tg_table_name, schema = tg_table_schema;
 end $$`;
 
-function setBasedKey({ name, child, columns, parent, parentColumns }: IngestKey): string[] {
-  const list = (prefix: string, names: string[]) => names.map((column) => `${prefix}.${column}`).join(', ');
-  const matching = (a: string, aColumns: string[], b: string, bColumns: string[]) =>
-    aColumns.map((column, i) => `${a}.${column} = ${b}.${bColumns[i]}`).join(' and ');
-  const changed = (names: string[]) => `(${list('old', names)}) is distinct from (${list('new', names)})`;
-  return [
-    // A probe of the parent's unique key for each distinct child key, in key order: the plan is
-    // made once per connection and must not become a scan of the parent as it grows.
-    `create function ${name}_check() returns trigger language plpgsql as $$
+const list = (prefix: string, names: string[]) => names.map((column) => `${prefix}.${column}`).join(', ');
+const matching = (a: string, aColumns: string[], b: string, bColumns: string[]) => aColumns.map((column, i) => `${a}.${column} = ${b}.${bColumns[i]}`).join(' and ');
+
+/**
+ * Which parents a key's check locks `for key share`: every one it finds, or (migration 016) those
+ * its own transaction did not write, which no other transaction can delete before it commits.
+ */
+export type ParentLocks = 'every parent' | 'parents of other transactions';
+
+/** The function a statement trigger runs to check `key` over the rows its statement inserted. */
+export function keyCheck({ name, child, columns, parent, parentColumns }: IngestKey, locks: ParentLocks): string {
+  const probe =
+    locks === 'every parent'
+      ? `left join lateral (select true as present from ${parent} p where ${matching('p', parentColumns, 'n', columns)} for key share) p on true
+        where p.present is null`
+      : // A parent of another transaction counts once it is locked: one deleted meanwhile is missing.
+        `left join lateral (select p.xmin = pg_current_xact_id()::xid as own from ${parent} p where ${matching('p', parentColumns, 'n', columns)} limit 1) p on true
+        left join lateral (select true as locked from ${parent} q where not p.own and ${matching('q', parentColumns, 'n', columns)} for key share) q on true
+        where p.own is null or (not p.own and q.locked is null)`;
+  // A probe of the parent's unique key for each distinct child key, in key order: the plan is
+  // made once per connection and must not become a scan of the parent as it grows.
+  return `create or replace function ${name}_check() returns trigger language plpgsql as $$
     declare
       missing bigint;
     begin
       select count(*) into missing
         from (select distinct ${list('n', columns)} from inserted n order by ${list('n', columns)}) n
-        left join lateral (select true as present from ${parent} p where ${matching('p', parentColumns, 'n', columns)} for key share) p on true
-        where p.present is null;
+        ${probe};
       if missing > 0 then
         raise exception 'insert or update on table "${child}" violates foreign key constraint "${name}"'
           using errcode = 'foreign_key_violation', constraint = '${name}', table = '${child}', schema = tg_table_schema,
             detail = format('%s of the rows of "${parent}" its rows name are not present.', missing);
       end if;
       return null;
-    end $$`,
+    end $$`;
+}
+
+function setBasedKey(key: IngestKey): string[] {
+  const { name, child, columns, parent, parentColumns } = key;
+  const changed = (names: string[]) => `(${list('old', names)}) is distinct from (${list('new', names)})`;
+  return [
+    keyCheck(key, 'every parent'),
     // Planned at each delete, for the number of parents it deletes: one participant, or a team's all.
     `create function ${name}_cascade() returns trigger language plpgsql as $$
     begin
