@@ -44,7 +44,7 @@ export function onClose(cleanup: () => Promise<void>): () => Promise<void> {
  * The rate limiter stays on, since its bookkeeping is part of a request's cost, but with budgets
  * no benchmark reaches: the defaults (60 000 a minute per credential) would answer 429 mid-run.
  */
-const UNREACHABLE_BUDGETS = { RATE_LIMIT_PER_CREDENTIAL: '1000000000', RATE_LIMIT_PER_ADDRESS: '1000000000' };
+export const UNREACHABLE_BUDGETS = { RATE_LIMIT_PER_CREDENTIAL: '1000000000', RATE_LIMIT_PER_ADDRESS: '1000000000' };
 
 /** pid → server name of the servers run under --cpu-prof, whose profile files are named by pid. */
 export const profiledServers = new Map<number, string>();
