@@ -14,10 +14,10 @@ import { cpuMsOf, databaseCpuMs, startServer, type ServerProcess } from './lib/p
 import { bearer, createBenchTeam, freshIngestBody, type BenchTeam } from './lib/setup';
 import { spread } from './lib/stats';
 import { scratchStorage, type ScratchStorage } from './lib/storage';
-
-const median = (values: number[]) => spread(values).median;
 import { UNREACHABLE_BUDGETS } from './lib/environment';
 import type { Engine } from './lib/options';
+
+const median = (values: number[]) => spread(values).median;
 
 const { values } = parseArgs({
   options: {
