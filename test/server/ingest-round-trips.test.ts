@@ -4,6 +4,7 @@
 // the check of what it assumed, the write and the commit. Round trips are counted as the queries
 // a second app of the same storage sends (Kysely's log): a pipeline is one.
 import { describe, expect, it } from 'vitest';
+import { setQuota } from '../../server/admin/service';
 import { engines, useServer } from '../support/engines';
 import { createExperiment } from '../support/fixtures';
 import { useLoggedApp } from '../support/logged-app';
@@ -140,5 +141,41 @@ describe.runIf(engines.includes('postgres'))('ingest round trips on postgres', (
     expect(await totals(team)).toEqual({ participants: 2, conversions: 2, unique: 2 });
     const participants = await team.api.GET('/api/teams/{team}/participants', { params: { path: { team: team.id } } });
     expect(participants.data!.data.map((participant) => participant.key).sort()).toEqual(['first', 'seen-1']);
+  });
+  it('when another server has changed the config the flush assumed, then nothing of the assumption is written: the flush reads under the same locks and decides on the new config', async () => {
+    // Arrange: the logged app has seen `checkout` running; the other server stops it.
+    const team = await server().newTeam();
+    await createExperiment(team, 'checkout');
+    await batch(team, [{ participant: 'seen-1', event: 'goal' }]);
+    const stopped = await team.api.POST('/api/teams/{team}/experiments/{experiment}/stop', { params: { path: { team: team.id, experiment: 'checkout' } } });
+    expect(stopped.response.status).toBe(200);
+    // Act
+    const { items, queries } = await batch(team, [{ participant: 'new-1', experiment: 'checkout', event: 'goal' }, { participant: 'new-2', event: 'goal' }]);
+    // Assert
+    expect(items.map((item) => item.status)).toEqual([409, 200]);
+    expect(items[1]!.data!.assignments).toEqual([]);
+    expect(queries[0]).toMatch(/ingest_flush_assumes[\s\S]*;\s*commit$/i);
+    expect(queries[1]).toMatch(/^rollback to savepoint assumed;/i);
+    expect(await totals(team)).toEqual({ participants: 1, conversions: 1, unique: 1 });
+    const participants = await team.api.GET('/api/teams/{team}/participants', { params: { path: { team: team.id } } });
+    expect(participants.data!.data.map((participant) => participant.key).sort()).toEqual(['new-2', 'seen-1']);
+  });
+
+  it('when another server has used the quota the flush assumed free, then nothing of the assumption is written: the flush reads the use under the same locks and refuses what no longer fits with 402', async () => {
+    // Arrange: a limit of 3; the logged app has seen one ingest used, the other server uses a second.
+    const team = await server().newTeam();
+    await setQuota(server().storage.db, team.id, 3);
+    await createExperiment(team, 'checkout');
+    await batch(team, [{ participant: 'seen-1', event: 'goal' }]);
+    await ingestOnServer(team, [{ participant: 'elsewhere', event: 'goal' }]);
+    // Act
+    const { items, queries } = await batch(team, [{ participant: 'new-1', event: 'goal' }, { participant: 'new-2', event: 'goal' }]);
+    // Assert
+    expect(items.map((item) => item.status)).toEqual([200, 402]);
+    expect(queries[0]).toMatch(/ingest_flush_assumes[\s\S]*;\s*commit$/i);
+    expect(queries[1]).toMatch(/^rollback to savepoint assumed;/i);
+    expect(await totals(team)).toEqual({ participants: 3, conversions: 3, unique: 3 });
+    const participants = await team.api.GET('/api/teams/{team}/participants', { params: { path: { team: team.id } } });
+    expect(participants.data!.data.map((participant) => participant.key).sort()).toEqual(['elsewhere', 'new-1', 'seen-1']);
   });
 });
