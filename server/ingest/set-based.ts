@@ -120,6 +120,12 @@ export interface FlushStatements {
    * before this one has committed (PostgreSQL). SQLite has one writer.
    */
   opensWhileWriting: boolean;
+  /**
+   * Rows a flush is expected to write (participants, enrolments, conversions, idempotency keys),
+   * beyond which it takes no more ingests (ingest/turns.ts): what another team's ingest, waiting
+   * for the next flush, waits behind at most.
+   */
+  flushRows: number;
 }
 
 const ROLLBACK = CompiledQuery.raw('rollback');

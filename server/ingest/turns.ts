@@ -7,12 +7,6 @@ import { flushIngests, type FlushStatements, type IngestJob, type QuotaUse } fro
 
 type IngestOutcome = components['schemas']['IngestOutcome'];
 
-/**
- * Rows a flush is expected to write (enrolments and conversions), beyond which it takes no more
- * ingests: what another team's ingest, waiting for the next flush, waits behind at most. About
- * 10 ms of writing on SQLite, 30 ms on PostgreSQL (bench/README.md, isolation).
- */
-export const FLUSH_ROWS = 1000;
 /** Ingests a flush takes at most, accepted or refused. */
 export const MAX_FLUSH = 500;
 
@@ -22,7 +16,7 @@ type Enqueue = (job: Omit<IngestJob, 'resolve' | 'reject'>) => Promise<IngestOut
  * Collects the ingests that arrive while a flush runs and flushes them next, like the group
  * commit (storage/group-commit.ts) does for other units: one transaction — one commit — per
  * flush. Each team's ingests wait in their own queue, in the order they came; a flush takes the
- * teams in turn, one ingest of each per round, until FLUSH_ROWS or MAX_FLUSH, every waiting team's
+ * teams in turn, one ingest of each per round, until FlushStatements.flushRows or MAX_FLUSH, every waiting team's
  * first ingest always. A team whose batch would write many rows (many running experiments, a
  * large batch) is so split across flushes, and a single ingest of another team that arrives
  * meanwhile joins the next one instead of waiting for the whole batch.
@@ -45,7 +39,7 @@ export function ingestFlusher(db: Db, statements: FlushStatements, keyWindowMs: 
   let checking = false;
   const flushIfDue = () => {
     if (opening || queues.size === 0) return;
-    if (running === 0 || (running === 1 && statements.opensWhileWriting && moreThanAFlushWaits(queues, used))) void flush();
+    if (running === 0 || (running === 1 && statements.opensWhileWriting && moreThanAFlushWaits(queues, used, statements.flushRows))) void flush();
   };
   async function flush(): Promise<void> {
     opening = true;
@@ -60,7 +54,7 @@ export function ingestFlusher(db: Db, statements: FlushStatements, keyWindowMs: 
     // Let the requests that arrived meanwhile be read and queued first: better-sqlite3 answers
     // without yielding to the event loop, so flush after flush would otherwise starve them.
     await new Promise((resolve) => setImmediate(resolve));
-    const jobs = nextFlush(queues, used);
+    const jobs = nextFlush(queues, used, statements.flushRows);
     const writing = (participants: string[]) => {
       assumed?.remember(participants);
       opened();
@@ -97,9 +91,9 @@ const MAX_TEAMS_SEEN = 10_000;
  * The next flush's ingests, taken from the queues team by team in turn; a team left waiting goes
  * to the back of the turn. `used` is each team's quota use as the last flush saw it.
  */
-export function nextFlush(queues: Map<number, IngestJob[]>, used: QuotaUse): IngestJob[] {
+export function nextFlush(queues: Map<number, IngestJob[]>, used: QuotaUse, flushRows: number): IngestJob[] {
   const jobs: IngestJob[] = [];
-  for (const [team, n] of takenFor(queues, used)) {
+  for (const [team, n] of takenFor(queues, used, flushRows)) {
     const queue = queues.get(team)!;
     jobs.push(...queue.splice(0, n));
     queues.delete(team);
@@ -109,13 +103,13 @@ export function nextFlush(queues: Map<number, IngestJob[]>, used: QuotaUse): Ing
 }
 
 /** Whether more ingests wait than the next flush would take: a flush opened now is as full as one opened later. */
-export function moreThanAFlushWaits(queues: Map<number, IngestJob[]>, used: QuotaUse): boolean {
-  const taken = takenFor(queues, used);
+export function moreThanAFlushWaits(queues: Map<number, IngestJob[]>, used: QuotaUse, flushRows: number): boolean {
+  const taken = takenFor(queues, used, flushRows);
   return [...queues].some(([team, queue]) => queue.length > (taken.get(team) ?? 0));
 }
 
 /** How many of each team's waiting ingests the next flush takes. */
-function takenFor(queues: Map<number, IngestJob[]>, used: QuotaUse): Map<number, number> {
+function takenFor(queues: Map<number, IngestJob[]>, used: QuotaUse, flushRows: number): Map<number, number> {
   const taken = new Map<number, number>();
   let rows = 0;
   let count = 0;
@@ -125,7 +119,7 @@ function takenFor(queues: Map<number, IngestJob[]>, used: QuotaUse): Map<number,
       const next = taken.get(team) ?? 0;
       if (next >= queue.length || count >= MAX_FLUSH) continue;
       const expected = expectedRows(queue[next]!, used);
-      if (round > 0 && (expected === undefined || rows + expected > FLUSH_ROWS)) continue;
+      if (round > 0 && (expected === undefined || rows + expected > flushRows)) continue;
       rows += expected ?? 1;
       count++;
       taken.set(team, next + 1);

@@ -127,6 +127,21 @@ describe.each(engines)('ingest fairness on %s', (engine) => {
     expect(body.data.every((item) => item.data.assignments.length === 10)).toBe(true);
   });
 
+  it('when a batch writes 1 400 rows, then SQLite writes it in two flushes (1 000 rows at most a flush) and PostgreSQL in one (2 000)', async () => {
+    const team = await server().newTeam();
+    for (let i = 0; i < 3; i++) await createExperiment(team, `rows_${i}`);
+    expect((await send(team, '/ingest', { participant: 'warm' })).status).toBe(200);
+
+    const { statuses, statements: run } = await batchStatements(
+      team,
+      Array.from({ length: 200 }, (_, i) => ({ participant: `r-${i}`, event: 'goal' })),
+    );
+
+    // 7 rows an item: the participant, and an enrolment and a conversion in each experiment.
+    expect(statuses).toEqual(Array(200).fill(200));
+    expect(run.filter((statement) => /(^|;)\s*commit$/i.test(statement.trim()))).toHaveLength(engine === 'postgres' ? 1 : 2);
+  });
+
   it('when a batch is split across flushes, then its items are decided in order: the quota runs out at the same item', async () => {
     const team = await server().newTeam();
     for (let i = 0; i < 10; i++) await createExperiment(team, `wide_${i}`);

@@ -16,7 +16,7 @@ describe.runIf(engines.includes('postgres'))('ingest flushes overlapping on post
   });
 
   it('when more than a flush of ingests waits while a flush writes, then the next flush opens and waits at the team lock, and every ingest is stored once', async () => {
-    // Arrange: three running experiments (7 rows an ingest with an event: two batches of 100 are more than a flush), the month's usage row written
+    // Arrange: three running experiments (7 rows an ingest with an event: three batches of 100 are more than a flush of 2 000 rows), the month's usage row written
     const { storage, baseUrl, storageEnv } = await serveFreshOr('postgres', cleanups);
     const made = await createTeam(storage.db, { name: 'Overlap', email: `overlap-${Date.now()}@example.com` });
     const api = createApiClient(baseUrl, made.token);
@@ -50,10 +50,10 @@ describe.runIf(engines.includes('postgres'))('ingest flushes overlapping on post
       return false;
     };
 
-    // Act: one ingest whose flush writes and waits at the held row; then two batches
+    // Act: one ingest whose flush writes and waits at the held row; then three batches
     const single = ingest.POST('/api/teams/{team}/ingest', { params: { path }, body: { participant: 'held', event: 'purchase' } });
     const writeHeld = await until(async () => (await waiting(['transactionid', 'tuple'])) === 1);
-    const batches = [0, 1].map((b) =>
+    const batches = [0, 1, 2].map((b) =>
       ingest.POST('/api/teams/{team}/ingest/batch', {
         params: { path },
         body: { items: Array.from({ length: 100 }, (_, i) => ({ participant: `b${b}-${i}`, event: 'purchase' })) },
@@ -71,6 +71,6 @@ describe.runIf(engines.includes('postgres'))('ingest flushes overlapping on post
       select (select count(*)::int from participants where team_id = ${made.team.id}) as participants,
         (select count(*)::int from enrolments where team_id = ${made.team.id}) as enrolments,
         (select count::int from ingest_usage where team_id = ${made.team.id}) as used`.execute(storage.db);
-    expect(rows[0]).toEqual({ participants: 202, enrolments: 606, used: 202 });
+    expect(rows[0]).toEqual({ participants: 302, enrolments: 906, used: 302 });
   });
 });
