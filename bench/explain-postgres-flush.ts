@@ -7,7 +7,6 @@
 // With --keys, every item carries an idempotency key never used before. It also prints the CPU time per flush of the
 // connection's backend and of this process. --without-foreign-keys sets `session_replication_role = replica` on that
 // connection, which skips foreign-key checks: what they cost, measured (never how the service runs).
-import { randomBytes } from 'node:crypto';
 import { parseArgs } from 'node:util';
 import { Kysely, PostgresDialect } from 'kysely';
 import pg from 'pg';
@@ -16,7 +15,7 @@ import { ingestBatch } from '../server/ingest/service';
 import { openStorage } from '../server/storage/database';
 import { preparingStatements } from '../server/storage/postgres-statements';
 import type { Database } from '../server/storage/schema';
-import { benchTeamIn } from './lib/in-process';
+import { benchTeamIn, newParticipants } from './lib/in-process';
 import { cpuMsOf } from './lib/processes';
 import { scratchStorage } from './lib/storage';
 
@@ -30,11 +29,7 @@ const { values } = parseArgs({
     'without-foreign-keys': { type: 'boolean', default: false },
   },
 });
-const batch = () =>
-  Array.from({ length: Number(values.items) }, () => {
-    const id = randomBytes(6).toString('hex');
-    return { participant: `p-${id}`, event: 'purchase', ...(values.keys && { idempotency_key: `k-${id}` }) };
-  });
+const batch = () => newParticipants(Number(values.items), values.keys);
 
 const scratch = await scratchStorage('postgres');
 const storage = await openStorage(scratch.options);

@@ -4,13 +4,12 @@
 // the other, through the ingest service, and prints each round's batches a second and each statement's mean ms a
 // batch (those over 2 % of the round). PostgreSQL: also the hot counter tables' updates, HOT updates, dead tuples
 // and pages. With --analyze, `analyze` before each round but the first: what autovacuum does when it is on.
-import { randomBytes } from 'node:crypto';
 import { parseArgs } from 'node:util';
 import { sql } from 'kysely';
 import { ingestContexts } from '../server/ingest/context';
 import { ingestBatch } from '../server/ingest/service';
 import { openStorage } from '../server/storage/database';
-import { benchTeamIn } from './lib/in-process';
+import { benchTeamIn, newParticipants } from './lib/in-process';
 import { scratchStorage } from './lib/storage';
 
 const { values } = parseArgs({
@@ -18,11 +17,7 @@ const { values } = parseArgs({
 });
 const engine = values.engine === 'sqlite' ? 'sqlite' : 'postgres';
 const batches = Number(values.batches);
-const batch = () =>
-  Array.from({ length: 100 }, () => {
-    const id = randomBytes(6).toString('hex');
-    return { participant: `p-${id}`, event: 'purchase', ...(values.keys && { idempotency_key: `k-${id}` }) };
-  });
+const batch = () => newParticipants(100, values.keys);
 const HOT_TABLES = ['variants', 'variant_event_counts', 'daily_variant_counts', 'daily_variant_event_counts', 'ingest_usage'];
 
 const statementMs = new Map<string, number>();

@@ -5,20 +5,19 @@
 // should write to the cluster meanwhile (`pg_waldump` between the two positions, which it prints,
 // names the records). Run from another checkout (copy the file into its
 // bench/) for an old against new figure; WAL is deterministic enough that one run of each shows it.
-import { randomBytes } from 'node:crypto';
 import { parseArgs } from 'node:util';
 import { sql } from 'kysely';
 import { ingestContexts } from '../server/ingest/context';
 import { ingestBatch } from '../server/ingest/service';
 import { openStorage } from '../server/storage/database';
-import { benchTeamIn } from './lib/in-process';
+import { benchTeamIn, newParticipants } from './lib/in-process';
 import { scratchStorage } from './lib/storage';
 
 const { values } = parseArgs({
   options: { batches: { type: 'string', default: '50' }, warm: { type: 'string', default: '50' }, rounds: { type: 'string', default: '3' } },
 });
 const ITEMS = 100;
-const batch = () => Array.from({ length: ITEMS }, () => ({ participant: `p-${randomBytes(6).toString('hex')}`, event: 'purchase' }));
+const batch = () => newParticipants(ITEMS);
 
 const scratch = await scratchStorage('postgres');
 const storage = await openStorage(scratch.options);

@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { once } from 'node:events';
 import type { AddressInfo } from 'node:net';
 import { pino } from 'pino';
@@ -17,4 +18,12 @@ export async function benchTeamIn(storage: Storage, scratch: ScratchStorage): Pr
   } finally {
     server.close();
   }
+}
+
+/** Batch items for the bench team: `items` participants never seen before, each with a `purchase` event and, if `keyed`, an idempotency key never used before. */
+export function newParticipants(items: number, keyed = false) {
+  return Array.from({ length: items }, () => {
+    const id = randomBytes(6).toString('hex');
+    return { participant: `p-${id}`, event: 'purchase', ...(keyed && { idempotency_key: `k-${id}` }) };
+  });
 }
