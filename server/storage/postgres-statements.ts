@@ -98,9 +98,30 @@ class PipelineSender {
 }
 
 /** libpq's quoting (PQescapeLiteral, node-postgres's escapeLiteral), by regular expressions: a flush's values run to many kilobytes. */
-function literal(value: unknown): string {
-  const text = prepareValue(value);
+export function literal(value: unknown): string {
+  const text = Array.isArray(value) ? arrayText(value) : prepareValue(value);
   if (text === null) return 'null';
-  const quoted = text.replace(/'/g, "''");
+  const quoted = text.includes("'") ? text.replace(/'/g, "''") : text;
   return text.includes('\\') ? `E'${quoted.replace(/\\/g, '\\\\')}'` : `'${quoted}'`;
+}
+
+const ARRAY_ELEMENT_ESCAPES = /[\\"]/g;
+
+/**
+ * An array of numbers, strings and nulls — what a flush binds — as the array literal
+ * node-postgres writes for it, without its two regular expressions and a quoted copy per element
+ * (a twelfth of a batch's CPU): numbers bare, strings quoted with `\` and `"` escaped. Any other
+ * element: node-postgres's text for the whole array.
+ */
+function arrayText(values: unknown[]): string | null {
+  let text = '{';
+  for (let i = 0; i < values.length; i++) {
+    const value = values[i];
+    if (i > 0) text += ',';
+    if (value === null || value === undefined) text += 'NULL';
+    else if (typeof value === 'number') text += String(value);
+    else if (typeof value === 'string') text += `"${value.replace(ARRAY_ELEMENT_ESCAPES, '\\$&')}"`;
+    else return prepareValue(values);
+  }
+  return text + '}';
 }

@@ -32,6 +32,9 @@ describe.runIf(engines.includes('postgres'))('pipelines on postgres', () => {
     const queries = [
       sql`select ${awkward}::text[] as texts, ${awkward[1]}::text as one, ${null}::text as nothing`.compile(db),
       sql`select ${[1, 2, 9_007_199_254_740_991]}::bigint[] as ids, ${'12.345678'}::numeric::text as value, ${'2026-11-25T01:02:03.456Z'}::timestamptz as at`.compile(db),
+      // Arrays with nulls, numbers with decimals and signs, and elements of another kind (dates, nested arrays).
+      sql`select ${['a', null, 'b"c\\d', 'NULL']}::text[] as texts, ${[1.5, -2, 0]}::numeric[]::text[] as values,
+        ${[new Date('2026-11-25T01:02:03.456Z'), null]}::timestamptz[] as ats, ${[[1, 2], [3, 4]]}::int[] as grid`.compile(db),
     ];
     const alone = await Promise.all(queries.map((query) => db.executeQuery(query).then((result) => result.rows)));
     // Act
@@ -39,6 +42,7 @@ describe.runIf(engines.includes('postgres'))('pipelines on postgres', () => {
     // Assert
     expect(answers.map((answer) => answer.rows)).toEqual(alone);
     expect(answers[0]!.rows).toEqual([{ texts: awkward, one: 'back\\slash', nothing: null }]);
+    expect(answers[2]!.rows).toEqual([{ texts: ['a', null, 'b"c\\d', 'NULL'], values: ['1.5', '-2', '0'], ats: [new Date('2026-11-25T01:02:03.456Z'), null], grid: [[1, 2], [3, 4]] }]);
   });
 
   it('when statements are sent together without a transaction of their own, then they arrive as one message and run as one transaction, rolled back whole when one fails', async () => {
