@@ -24,7 +24,8 @@ export interface BenchTeam {
 
 /** The team is made as an operator would (the admin service); everything else through the public API with its token. */
 export async function createBenchTeam(baseUrl: string, scratch: ScratchStorage): Promise<BenchTeam> {
-  const storage = await openStorage({ ...scratch.options, poolSize: 1 });
+  // The server at baseUrl migrated its database, perhaps to another migration than this checkout's (bench/ab.ts).
+  const storage = await openStorage({ ...scratch.options, poolSize: 1, migrate: false });
   const created = await createTeam(storage.db, { name: 'Bench', email: `bench-${randomBytes(4).toString('hex')}@example.com` }).finally(() => storage.close());
   const team = created.team.id;
   const api = createApiClient(baseUrl, created.token);

@@ -63,6 +63,8 @@ export interface StorageOptions {
   busyTimeoutMs?: number;
   /** Called with each query run and how long it took (Kysely's `log`): for diagnosis and to count statements. */
   log?: LogConfig;
+  /** false: the schema is left as it is, for a tool beside a server that migrated it (which may be another checkout, at another migration). */
+  migrate?: false;
 }
 
 export const DEFAULT_CONNECT_TIMEOUT_MS = 5000;
@@ -76,7 +78,7 @@ export async function openStorage(options: StorageOptions): Promise<Storage> {
     ? openPostgres(options.databaseUrl, options.poolSize, options.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS, options.log)
     : openSqlite(options.dataDir, options.busyTimeoutMs ?? DEFAULT_BUSY_TIMEOUT_MS, options.log);
   try {
-    await migrate(storage);
+    if (options.migrate !== false) await migrate(storage);
     if (storage.engine === 'postgres') storage.autovacuum = (await sql<{ autovacuum: string }>`show autovacuum`.execute(storage.db)).rows[0]?.autovacuum === 'on';
   } catch (error) {
     await storage.close().catch(() => {});
