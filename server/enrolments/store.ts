@@ -172,11 +172,7 @@ export async function removeEnrolments(db: Db, teamId: number, participantId: nu
     .where('participant_id', '=', participantId)
     .where('experiment_id', 'in', experimentIds)
     .execute();
-  await db
-    .deleteFrom('enrolments')
-    .where('team_id', '=', teamId)
-    .where('id', 'in', removed.map((enrolment) => enrolment.id))
-    .execute();
+  await db.deleteFrom('enrolments').where('team_id', '=', teamId).where('participant_id', '=', participantId).where('experiment_id', 'in', experimentIds).execute();
 }
 
 /**
@@ -185,7 +181,7 @@ export async function removeEnrolments(db: Db, teamId: number, participantId: nu
  */
 export async function withdrawEnrolment(db: Db, teamId: number, participantId: number, enrolment: EnrolmentRow): Promise<void> {
   await db.deleteFrom('conversions').where('team_id', '=', teamId).where('participant_id', '=', participantId).where('experiment_id', '=', enrolment.experiment_id).execute();
-  await db.deleteFrom('enrolments').where('team_id', '=', teamId).where('id', '=', enrolment.id).execute();
+  await db.deleteFrom('enrolments').where('team_id', '=', teamId).where('participant_id', '=', participantId).where('experiment_id', '=', enrolment.experiment_id).execute();
 }
 
 export async function exclude(db: Db, teamId: number, participantId: number, experimentId: number): Promise<void> {

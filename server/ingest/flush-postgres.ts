@@ -212,9 +212,9 @@ function write(flush: Flush) {
       returning id, team_id, key
     ), changed as (
       update participants p set notes = d.notes, attributes = d.attributes, updated_at = d.updated_at
-      from unnest(${changed.map((s) => s.row.id)}::bigint[], ${changed.map((s) => s.row.notes)}::text[], ${changed.map((s) => s.row.attributes)}::text[],
-        ${changed.map((s) => iso(s.row.updated_at))}::timestamptz[]) as d(id, notes, attributes, updated_at)
-      where p.id = d.id
+      from unnest(${changed.map((s) => s.row.team_id)}::bigint[], ${changed.map((s) => s.row.id)}::bigint[], ${changed.map((s) => s.row.notes)}::text[],
+        ${changed.map((s) => s.row.attributes)}::text[], ${changed.map((s) => iso(s.row.updated_at))}::timestamptz[]) as d(team_id, id, notes, attributes, updated_at)
+      where p.team_id = d.team_id and p.id = d.id
     ), enrolled as (
       insert into enrolments (team_id, participant_id, experiment_id, variant_id, enrolled_at)
       select e.team_id, coalesce(c.id, e.participant_id), e.experiment_id, e.variant_id, ${at}::timestamptz

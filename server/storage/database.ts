@@ -21,6 +21,7 @@ import { participantKeys } from './migrations/013_participant_keys';
 import { setBasedKeys } from './migrations/014_set_based_keys';
 import { flushAssumptions } from './migrations/015_flush_assumptions';
 import { ownParentsUnlocked } from './migrations/016_own_parents_unlocked';
+import { naturalPrimaryKeys } from './migrations/017_natural_primary_keys';
 import { registerExactAdd } from './exact-sums';
 import { preparingStatements } from './postgres-statements';
 import type { Database, Db } from './schema';
@@ -154,6 +155,7 @@ export function migrationsOf(engine: Engine): Record<string, Migration> {
     '014_set_based_keys': setBasedKeys(engine),
     '015_flush_assumptions': flushAssumptions(engine),
     '016_own_parents_unlocked': ownParentsUnlocked(engine),
+    '017_natural_primary_keys': naturalPrimaryKeys(engine),
   };
 }
 
