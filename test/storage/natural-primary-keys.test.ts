@@ -1,5 +1,4 @@
 import { Kysely, Migrator, PostgresDialect, sql } from 'kysely';
-import pg from 'pg';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createApiClient } from 'experimentation-api';
 import { createTeam } from '../../server/admin/service';
@@ -8,6 +7,7 @@ import { migrationsOf, type Storage } from '../../server/storage/database';
 import { preparingStatements } from '../../server/storage/postgres-statements';
 import type { Database } from '../../server/storage/schema';
 import { engines } from '../support/engines';
+import { poolOfOne } from '../support/pools';
 import type { StorageEnv } from '../support/process';
 import { serveFreshOr } from '../support/served-storage';
 
@@ -85,7 +85,7 @@ describe.runIf(engines.includes('postgres'))('migration 017_natural_primary_keys
     const { storage, baseUrl, storageEnv } = await served();
     const { teamId, participant } = await enrolled(storage, baseUrl, 'withdrawn');
     const other = await enrolled(storage, baseUrl, 'other');
-    const pool = new pg.Pool({ connectionString: storageEnv.DATABASE_URL, max: 1 });
+    const pool = poolOfOne(storageEnv.DATABASE_URL);
     const plans: string[] = [];
     pool.on('connect', (client) => client.on('notice', (notice) => plans.push(notice.message ?? '')));
     const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: preparingStatements(pool) }) });

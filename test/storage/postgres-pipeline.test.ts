@@ -7,6 +7,7 @@ import { inOneRoundTrip } from '../../server/storage/postgres-pipeline';
 import { preparingStatements } from '../../server/storage/postgres-statements';
 import type { Database } from '../../server/storage/schema';
 import { engines } from '../support/engines';
+import { poolOfOne } from '../support/pools';
 import { freshStorage } from '../support/process';
 
 /** Statements sent together (storage/postgres-pipeline.ts): one message, values as literals, statements prepared once per connection. */
@@ -87,7 +88,7 @@ describe.runIf(engines.includes('postgres'))('pipelines on postgres', () => {
   it('when no statement name is left (past the cap), then each statement is prepared, run and dropped in the same message', async () => {
     // Arrange
     const { storageEnv, cleanup } = await freshStorage('postgres');
-    const pool = new pg.Pool({ connectionString: storageEnv.DATABASE_URL, max: 1 });
+    const pool = poolOfOne(storageEnv.DATABASE_URL);
     const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: preparingStatements(pool, 0) }) });
     cleanups.push(cleanup, () => db.destroy());
     const queries = (n: number) => [sql`select ${n}::int + 1 as next`.compile(db), sql`select ${"it's"}::text as text`.compile(db)];
