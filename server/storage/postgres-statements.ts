@@ -98,7 +98,7 @@ class PipelineSender {
 }
 
 /** libpq's quoting (PQescapeLiteral, node-postgres's escapeLiteral), by regular expressions: a flush's values run to many kilobytes. */
-export function literal(value: unknown): string {
+function literal(value: unknown): string {
   const text = Array.isArray(value) ? arrayText(value) : prepareValue(value);
   if (text === null) return 'null';
   const quoted = text.includes("'") ? text.replace(/'/g, "''") : text;

@@ -1,12 +1,12 @@
 import { Kysely, Migrator, PostgresDialect, sql } from 'kysely';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createApiClient } from 'experimentation-api';
-import { createTeam } from '../../server/admin/service';
 import { enrolmentsOf, removeEnrolments, withdrawEnrolment } from '../../server/enrolments/store';
 import { migrationsOf, type Storage } from '../../server/storage/database';
 import { preparingStatements } from '../../server/storage/postgres-statements';
 import type { Database } from '../../server/storage/schema';
 import { engines } from '../support/engines';
+import { enrolledTeam } from '../support/enrolled-team';
 import { poolOfOne } from '../support/pools';
 import type { StorageEnv } from '../support/process';
 import { serveFreshOr } from '../support/served-storage';
@@ -27,22 +27,8 @@ describe.runIf(engines.includes('postgres'))('migration 017_natural_primary_keys
 
   /** A team with two running experiments and three participants enrolled in both, through a batch ingest. */
   async function enrolled(storage: Storage, baseUrl: string, name: string) {
-    const made = await createTeam(storage.db, { name, email: `${name}-${Date.now()}@example.com` });
-    const api = createApiClient(baseUrl, made.token);
-    const path = { team: made.team.id };
-    await api.POST('/api/teams/{team}/events', { params: { path }, body: { key: 'purchase' } });
-    for (const experiment of ['first', 'second']) {
-      await api.POST('/api/teams/{team}/experiments', { params: { path }, body: { key: experiment, event: 'purchase' } });
-      for (const key of ['control', 'treatment']) {
-        await api.POST('/api/teams/{team}/experiments/{experiment}/variants', { params: { path: { ...path, experiment } }, body: { key, control: key === 'control' } });
-      }
-      await api.POST('/api/teams/{team}/experiments/{experiment}/start', { params: { path: { ...path, experiment } } });
-    }
-    const items = ['p0', 'p1', 'p2'].map((participant) => ({ participant, event: 'purchase' }));
-    const ingested = await createApiClient(baseUrl, made.ingest_key).POST('/api/teams/{team}/ingest/batch', { params: { path }, body: { items } });
-    expect(ingested.data?.data.every((item) => item.status === 200)).toBe(true);
-    const participant = (await sql<{ id: number }>`select id from participants where team_id = ${made.team.id} and key = 'p0'`.execute(storage.db)).rows[0]!.id;
-    return { teamId: made.team.id, participant: Number(participant), path, token: made.token };
+    const { teamId, token, path, idOf } = await enrolledTeam(storage, baseUrl, name, ['first', 'second'], ['first', 'second']);
+    return { teamId, participant: await idOf('participants', 'p0'), path, token };
   }
 
   const rowsOf = async (db: Storage['db'], teamId: number) => {

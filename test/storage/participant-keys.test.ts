@@ -1,10 +1,9 @@
 import { Migrator, sql } from 'kysely';
 import pg from 'pg';
 import { afterEach, describe, expect, it } from 'vitest';
-import { createApiClient } from 'experimentation-api';
-import { createTeam } from '../../server/admin/service';
 import { migrationsOf, type Storage } from '../../server/storage/database';
 import { engines } from '../support/engines';
+import { enrolledTeam } from '../support/enrolled-team';
 import type { StorageEnv } from '../support/process';
 import { serveFreshOr } from '../support/served-storage';
 
@@ -25,26 +24,11 @@ describe.runIf(engines.includes('postgres'))('migration 013_participant_keys on 
 
   /** A team with a running experiment and three participants enrolled, the first of them excluded from a second experiment. */
   async function enrolled(storage: Storage, baseUrl: string, name: string) {
-    const made = await createTeam(storage.db, { name, email: `${name}-${Date.now()}@example.com` });
-    const api = createApiClient(baseUrl, made.token);
-    const path = { team: made.team.id };
-    await api.POST('/api/teams/{team}/events', { params: { path }, body: { key: 'purchase' } });
-    for (const experiment of ['exp', 'other']) {
-      await api.POST('/api/teams/{team}/experiments', { params: { path }, body: { key: experiment, event: 'purchase' } });
-      for (const key of ['control', 'treatment']) {
-        await api.POST('/api/teams/{team}/experiments/{experiment}/variants', { params: { path: { ...path, experiment } }, body: { key, control: key === 'control' } });
-      }
-    }
-    await api.POST('/api/teams/{team}/experiments/{experiment}/start', { params: { path: { ...path, experiment: 'exp' } } });
-    const items = ['p0', 'p1', 'p2'].map((participant) => ({ participant, event: 'purchase' }));
-    const ingested = await createApiClient(baseUrl, made.ingest_key).POST('/api/teams/{team}/ingest/batch', { params: { path }, body: { items } });
-    expect(ingested.data?.data.every((item) => item.status === 200)).toBe(true);
-    const idOf = async (table: 'participants' | 'experiments', key: string) =>
-      (await sql<{ id: number }>`select id from ${sql.table(table)} where team_id = ${made.team.id} and key = ${key}`.execute(storage.db)).rows[0]!.id;
+    const { teamId, idOf } = await enrolledTeam(storage, baseUrl, name, ['exp', 'other'], ['exp']);
     const participant = await idOf('participants', 'p0');
     const other = await idOf('experiments', 'other');
-    await sql`insert into exclusions (team_id, participant_id, experiment_id) values (${made.team.id}, ${participant}, ${other})`.execute(storage.db);
-    return { teamId: made.team.id, participant, other };
+    await sql`insert into exclusions (team_id, participant_id, experiment_id) values (${teamId}, ${participant}, ${other})`.execute(storage.db);
+    return { teamId, participant, other };
   }
 
   const rowsOf = async (storage: Storage, teamId: number) => {

@@ -1,6 +1,10 @@
 import { sql, type Kysely, type Migration } from 'kysely';
 import type { Engine } from '../engine';
 
+// exclusions' foreign key, dropped and made again around each change of participants' keys: it needs a unique (team_id, id) at every moment.
+const EXCLUSIONS_PARTICIPANT_KEY = sql`alter table exclusions add constraint exclusions_participant_fkey
+  foreign key (team_id, participant_id) references participants (team_id, id) on delete cascade`;
+
 /**
  * PostgreSQL: participants and enrolments are keyed by what every query names them by, and lose
  * the index of their `id` alone — one index entry fewer for each new participant and each
@@ -18,12 +22,9 @@ export function naturalPrimaryKeys(engine: Engine): Migration {
   return {
     async up(db: Kysely<unknown>) {
       if (engine !== 'postgres') return;
-      // exclusions' foreign key needs a unique key of participants (team_id, id) at every moment.
       await sql`alter table exclusions drop constraint exclusions_participant_fkey`.execute(db);
       await sql`alter table participants drop constraint participants_team_id_id, drop constraint participants_pkey, add constraint participants_pkey primary key (team_id, id)`.execute(db);
-      await sql`alter table exclusions add constraint exclusions_participant_fkey foreign key (team_id, participant_id) references participants (team_id, id) on delete cascade`.execute(
-        db,
-      );
+      await EXCLUSIONS_PARTICIPANT_KEY.execute(db);
       await sql`alter table enrolments drop constraint enrolments_participant_experiment, drop constraint enrolments_pkey,
         add constraint enrolments_pkey primary key (team_id, participant_id, experiment_id)`.execute(db);
     },
@@ -35,9 +36,7 @@ export function naturalPrimaryKeys(engine: Engine): Migration {
       await sql`alter table participants drop constraint participants_pkey, add constraint participants_pkey primary key (id), add constraint participants_team_id_id unique (team_id, id)`.execute(
         db,
       );
-      await sql`alter table exclusions add constraint exclusions_participant_fkey foreign key (team_id, participant_id) references participants (team_id, id) on delete cascade`.execute(
-        db,
-      );
+      await EXCLUSIONS_PARTICIPANT_KEY.execute(db);
     },
   };
 }
