@@ -91,11 +91,12 @@ export async function openStorage(options: StorageOptions): Promise<Storage> {
 function openSqlite(dataDir: string, busyTimeoutMs: number, log?: LogConfig): Storage {
   mkdirSync(dataDir, { recursive: true });
   const database = new BetterSqlite3(join(dataDir, 'experimentation.sqlite'));
+  // First: switching a fresh file to WAL takes its lock, which another process starting beside this one may hold.
+  database.pragma(`busy_timeout = ${Math.max(0, Math.round(busyTimeoutMs))}`);
   database.pragma('journal_mode = WAL');
   // FULL: a transaction is on disk before it is acknowledged, even across power loss.
   database.pragma('synchronous = FULL');
   database.pragma('foreign_keys = ON');
-  database.pragma(`busy_timeout = ${Math.max(0, Math.round(busyTimeoutMs))}`);
   registerExactAdd(database);
   const durability = {
     journal_mode: String(database.pragma('journal_mode', { simple: true })),
