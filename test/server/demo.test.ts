@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApiClient, type components } from 'experimentation-api';
 import { createApp } from '../../server/app';
 import { runDemo, type DemoIo } from '../../server/cli/demo-command';
+import { assignVariant } from '../../server/domain/assignment';
 import { openStorage, type Storage } from '../../server/storage/database';
 import { engines } from '../support/engines';
 import { listen } from '../support/app';
@@ -67,6 +68,18 @@ describe.each(engines)('npm run demo on %s', (engine) => {
     return data!.data;
   }
 
+  /** How many of the demo's visitors the experiment's seed puts in each variant, from the config an SDK reads. */
+  async function splitByHash(token: string, team: number, visitors: number): Promise<Record<string, number>> {
+    const { data } = await createApiClient(server.baseUrl, token).GET('/api/teams/{team}/config', { params: { path: { team } } });
+    const experiment = data!.data.experiments.find((e) => e.key === 'checkout_redesign')!;
+    const split = Object.fromEntries(experiment.variants.map((v) => [v.key, 0]));
+    for (let i = 1; i <= visitors; i++) {
+      const variant = assignVariant(experiment.seed, `visitor-${String(i).padStart(6, '0')}`, experiment.variants, experiment.hash_version);
+      split[variant!.key]! += 1;
+    }
+    return split;
+  }
+
   it('when run, then it plays the participants over the days through ingest with a progress bar, and prints a working token and the pages; run again it reuses them; --reset starts again', async () => {
     // Act: a first run
     const first = await demo('--participants', '1200', '--days', '3');
@@ -81,7 +94,11 @@ describe.each(engines)('npm run demo on %s', (engine) => {
     const team = (await createApiClient(server.baseUrl, first.token).GET('/api/current-team', {})).data?.data;
     expect(team).toMatchObject({ id: first.team, name: 'Demo shop' });
     const results = await resultsWith(first.token, first.team);
-    expect(results).toMatchObject({ status: 'running', goal: 'purchase', control: 'control', participants: 1200, srm_warning: false });
+    expect(results).toMatchObject({ status: 'running', goal: 'purchase', control: 'control', participants: 1200 });
+    // The split is the experiment's own random seed's: each visitor counted in the variant its hash names
+    const expected = await splitByHash(first.token, first.team, 1200);
+    expect(results.events[0]!.variants.map((v) => [v.variant, v.participants])).toEqual(Object.entries(expected));
+    expect(results.srm_warning).toBe(results.srm.p_value! < 0.001);
     expect(results.runtime.days_running).toBeGreaterThanOrEqual(2.99);
     expect(results.runtime.days_running).toBeLessThanOrEqual(3.01);
     expect(results.events.map((e) => e.event)).toEqual(['purchase', 'add_to_cart', 'revenue']);
