@@ -6,7 +6,7 @@ import { iso, utcDay } from '../storage/values';
 import { inOneRoundTrip } from '../storage/postgres-pipeline';
 import { keyId, type NamedKey } from './keys';
 import { ASSUMPTION_CHANGED } from '../storage/migrations/015_flush_assumptions';
-import { type AssumedChecks, type Flush, type FlushRead, type FlushStatements, type NamedParticipant, type StoredParticipants } from './set-based';
+import { type AssumedChecks, type Flush, type FlushRead, type FlushStatements, type NamedParticipant, type ParticipantState, type StoredParticipants } from './set-based';
 
 const BEGIN = CompiledQuery.raw('begin');
 /**
@@ -203,13 +203,22 @@ function write(flush: Flush) {
   const restated = conversions.filter((c) => c.stored);
   const counts = [...flush.eventCounts.values()];
   const quota = [...flush.quota.entries()];
-  // A participant this flush creates has id 0 until the insert answers it: rows naming it find it there by team and key.
+  // A participant this flush creates has id 0 until the insert answers it: rows naming it give its
+  // position among the created (1, 2 …; 0 for a stored one), the index of its id in `created`.
+  const positions = new Map(created.map((state, i) => [state, i + 1]));
+  const positionOf = (state: ParticipantState) => positions.get(state) ?? 0;
   return sql`
-    with created as (
-      insert into participants (team_id, key, notes, attributes, created_at, updated_at)
+    with new_participants as (
       select * from unnest(${created.map((s) => s.row.team_id)}::bigint[], ${created.map((s) => s.row.key)}::text[], ${created.map((s) => s.row.notes)}::text[],
-        ${created.map((s) => s.row.attributes)}::text[], ${created.map((s) => iso(s.row.created_at))}::timestamptz[], ${created.map((s) => iso(s.row.updated_at))}::timestamptz[])
+        ${created.map((s) => s.row.attributes)}::text[]) with ordinality as n(team_id, key, notes, attributes, position)
+    ), inserted as (
+      -- every participant a flush creates is created at its clock
+      insert into participants (team_id, key, notes, attributes, created_at, updated_at)
+      select team_id, key, notes, attributes, ${at}::timestamptz, ${at}::timestamptz from new_participants
       returning id, team_id, key
+    ), created as (
+      -- an array, not rows to join: a join's plan, made once for every flush, may loop over them per row
+      select array_agg(i.id order by n.position) as ids from new_participants n join inserted i on i.team_id = n.team_id and i.key = n.key
     ), changed as (
       update participants p set notes = d.notes, attributes = d.attributes, updated_at = d.updated_at
       from unnest(${changed.map((s) => s.row.team_id)}::bigint[], ${changed.map((s) => s.row.id)}::bigint[], ${changed.map((s) => s.row.notes)}::text[],
@@ -217,10 +226,9 @@ function write(flush: Flush) {
       where p.team_id = d.team_id and p.id = d.id
     ), enrolled as (
       insert into enrolments (team_id, participant_id, experiment_id, variant_id, enrolled_at)
-      select e.team_id, coalesce(c.id, e.participant_id), e.experiment_id, e.variant_id, ${at}::timestamptz
-      from unnest(${enrolments.map((e) => e.teamId)}::bigint[], ${enrolments.map((e) => e.state.row.id)}::bigint[], ${enrolments.map((e) => e.state.row.key)}::text[],
-        ${enrolments.map((e) => e.experimentId)}::bigint[], ${enrolments.map((e) => e.variantId)}::bigint[]) with ordinality as e(team_id, participant_id, key, experiment_id, variant_id, n)
-      left join created c on e.participant_id = 0 and c.team_id = e.team_id and c.key = e.key
+      select e.team_id, coalesce((select ids from created)[e.created], e.participant_id), e.experiment_id, e.variant_id, ${at}::timestamptz
+      from unnest(${enrolments.map((e) => e.teamId)}::bigint[], ${enrolments.map((e) => e.state.row.id)}::bigint[], ${enrolments.map((e) => positionOf(e.state))}::int[],
+        ${enrolments.map((e) => e.experimentId)}::bigint[], ${enrolments.map((e) => e.variantId)}::bigint[]) with ordinality as e(team_id, participant_id, created, experiment_id, variant_id, n)
       order by e.n -- ids in the order the ingests enrolled: a participant's assignments are answered in it
     ), counted as (
       update variants v set participants = v.participants + d.added
@@ -233,12 +241,11 @@ function write(flush: Flush) {
       on conflict (team_id, variant_id, day) do update set participants = daily_variant_counts.participants + excluded.participants
     ), converted as (
       insert into conversions (team_id, participant_id, experiment_id, event_id, count, value)
-      select v.team_id, coalesce(c.id, v.participant_id), v.experiment_id, v.event_id, v.added, v.value
-      from unnest(${added.map((c) => c.teamId)}::bigint[], ${added.map((c) => c.state.row.id)}::bigint[], ${added.map((c) => c.state.row.key)}::text[],
+      select v.team_id, coalesce((select ids from created)[v.created], v.participant_id), v.experiment_id, v.event_id, v.added, v.value
+      from unnest(${added.map((c) => c.teamId)}::bigint[], ${added.map((c) => c.state.row.id)}::bigint[], ${added.map((c) => positionOf(c.state))}::int[],
         ${added.map((c) => c.experimentId)}::bigint[], ${added.map((c) => c.eventId)}::bigint[], ${added.map((c) => c.added)}::bigint[],
         ${added.map((c) => c.value.toString())}::numeric[])
-        as v(team_id, participant_id, key, experiment_id, event_id, added, value)
-      left join created c on v.participant_id = 0 and c.team_id = v.team_id and c.key = v.key
+        as v(team_id, participant_id, created, experiment_id, event_id, added, value)
     ), reconverted as (
       insert into conversions (team_id, participant_id, experiment_id, event_id, count, value)
       select * from unnest(${restated.map((c) => c.teamId)}::bigint[], ${restated.map((c) => c.state.row.id)}::bigint[], ${restated.map((c) => c.experimentId)}::bigint[],
