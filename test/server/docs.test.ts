@@ -1,7 +1,7 @@
 import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { chromium, type Browser } from 'playwright-core';
+import { chromium, type Browser, type Locator } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { useServer } from '../support/engines';
 
@@ -185,11 +185,10 @@ describe.skipIf(!hasChromium)('GET /docs in headless Chromium', () => {
     const operationHrefs: string[] = [];
     for (let i = 0; i < (await groups.count()); i++) {
       const group = groups.nth(i);
-      await group.locator(':scope > a').click();
       // The items of this group only, once every one is shown: a collapsed group's items are
       // hidden, and a hidden element's innerText ignores the CSS that upper-cases the method.
       const items = group.locator('[data-component-name="Menu/MenuItem"].menu-item-type-operation');
-      await items.first().waitFor();
+      await expanded(group, items);
       await expect.poll(() => items.evaluateAll((elements) => elements.every((element) => (element as unknown as { checkVisibility(): boolean }).checkVisibility()))).toBe(true);
       for (const [href, text] of await items.evaluateAll((elements) =>
         elements.map((element) => [element.querySelector('a')?.getAttribute('href') ?? '', (element as unknown as { innerText: string }).innerText]),
@@ -295,3 +294,22 @@ describe.skipIf(!hasChromium)('GET /docs in headless Chromium', () => {
     await page.close();
   });
 });
+
+/**
+ * Opens a group of the docs' menu unless it is open already: the menu opens the group of the
+ * section the page scrolled to by itself, and a click on an open group closes it. Clicked again
+ * if its items are still hidden after a while (a click that landed on a group the menu had just
+ * opened).
+ */
+async function expanded(group: Locator, items: Locator): Promise<void> {
+  for (let attempt = 1; ; attempt++) {
+    if (await items.first().isVisible()) return;
+    await group.locator(':scope > a').click();
+    try {
+      await items.first().waitFor({ timeout: 10_000 });
+      return;
+    } catch (error) {
+      if (attempt === 5) throw error;
+    }
+  }
+}
