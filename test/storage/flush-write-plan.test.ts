@@ -1,5 +1,4 @@
 import { Kysely, PostgresDialect, sql } from 'kysely';
-import pg from 'pg';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ingestContexts } from '../../server/ingest/context';
 import { ingestBatch } from '../../server/ingest/service';
@@ -8,6 +7,7 @@ import type { Database } from '../../server/storage/schema';
 import { findTeam } from '../../server/teams/store';
 import { engines } from '../support/engines';
 import { enrolledTeam } from '../support/enrolled-team';
+import { poolOfOne } from '../support/pools';
 import { serveFreshOr } from '../support/served-storage';
 
 /**
@@ -26,7 +26,7 @@ describe.runIf(engines.includes('postgres'))('the write of an ingest flush on po
     // Arrange: a team with two running experiments; a connection that reports each statement's plan as it ran
     const { storage, baseUrl, storageEnv } = await serveFreshOr('postgres', cleanups);
     const { teamId } = await enrolledTeam(storage, baseUrl, 'planned', ['one', 'two'], ['one', 'two']);
-    const pool = new pg.Pool({ connectionString: storageEnv.DATABASE_URL, max: 1 });
+    const pool = poolOfOne(storageEnv.DATABASE_URL);
     const plans: string[] = [];
     pool.on('connect', (client) => {
       client.on('notice', (notice) => plans.push(notice.message ?? ''));
