@@ -309,7 +309,7 @@ export interface paths {
          * Experiment results
          * @description Every variant against the control on the chosen events of the team (the goal event unless `events` asks for others), in one read from one snapshot: what the variant statistics give (unchanged, fixed-horizon), plus per variant and event an always-valid 95 % confidence sequence on the difference of the unique conversion rates and a verdict decided by it — `collecting`, `no_difference`, `variant_better` or `variant_worse` — so the results may be looked at daily, and the experiment stopped when they look conclusive, without inflating false positives (the "peeking" problem of fixed-horizon p-values). Also the experiment's runtime, its sample-ratio check once, with a warning flag, and the day-by-day history of one event (the goal event unless `history_event` names another) from the daily roll-up of the counters, over the last `history_days` days (90 by default). The method and its parameters are in `method`; `/results` draws all of it.
          *
-         *     Each event has its role in the experiment — `goal`, `guardrail` (the experiment's `guardrails`) or `secondary` (every other event) — and each variant a `corrected_verdict` that reads "better" by the event's `direction` and corrects for the many comparisons of the experiment, over every event of the team whatever `events` chooses: Holm over the goal's variants, Benjamini–Hochberg over variants × secondary events, guardrails one-sided and uncorrected, `guardrail_violated` when significantly worse (see `adjusted_p_value`).
+         *     Each event has its role in the experiment — `goal`, `guardrail` (the experiment's `guardrails`) or `secondary` (every other event) — and each variant a `corrected_verdict` that reads "better" by the event's `direction` and corrects for the many comparisons of the experiment, over every event of the team whatever `events` chooses: Holm over the goal's variants, Benjamini–Hochberg over variants × secondary events, guardrails one-sided and uncorrected, `guardrail_violated` when significantly worse (see `adjusted_p_value`). Each variant's `decision` gathers that one verdict with what it judges (`metric`: the unique conversion rate of a `unique` event, the mean of a `count` or `value` event) and the figures it is read from; a reader shows it and needs no other verdict.
          *
          *     Bounded at the team limits: at most 20 events × 100 variants and 90 days × 100 variants, about 2.8 MB and some 11 000 entries; the statistics are computed in slices that yield to other requests between them, so that a read at the limits does not hold up the server's other answers (bench/README.md, results).
          */
@@ -1349,6 +1349,12 @@ export interface components {
          * @enum {string}
          */
         EventRole: "goal" | "guardrail" | "secondary";
+        /**
+         * @description What a verdict judges: `unique_conversion_rate` — the share of participants who had the event at least once, compared as `p_V − p_C` (the metric of a `unique` event); `mean` — the mean per participant of a `count` or `value` event (its number of events, or the sum of the values they carried, capped as the event says; participants without the event count 0), compared as `m_V − m_C` (see MeanStatistics).
+         * @example unique_conversion_rate
+         * @enum {string}
+         */
+        JudgedMetric: "unique_conversion_rate" | "mean";
         /** @description A 95 % interval; null when it is undefined for lack of data. */
         Interval: {
             /** @example 0.1106 */
@@ -1478,7 +1484,7 @@ export interface components {
          *       higher than the control's;
          *
          *     - `variant_worse`: the whole sequence is below 0.
-         *     "Better" means a higher rate of the event; for an event that is bad news (an error, a cancellation) read `variant_better` as "more of it". Uncorrected for the many comparisons of an experiment and blind to the event's direction and role: decide by `corrected_verdict`. Null for the control itself and when the experiment has no control.
+         *     "Better" means a higher rate of the event; for an event that is bad news (an error, a cancellation) read `variant_better` as "more of it". Uncorrected for the many comparisons of an experiment and blind to the event's direction and role: decide by `decision`, the one verdict of each variant on each event, labelled with what it judges. Null for the control itself and when the experiment has no control.
          * @example no_difference
          * @enum {string|null}
          */
@@ -1508,7 +1514,10 @@ export interface components {
              * @example 0.3372
              */
             always_valid_p_value: number;
-            /** @description What the sequence says, uncorrected and blind to the event's direction: `collecting` below `method.minimum_participants` in the variant or the control, `variant_better` when the whole sequence is above 0, `variant_worse` when below, `no_difference` otherwise. Decide by `corrected_verdict`. */
+            /**
+             * @deprecated
+             * @description Deprecated: read the variant's `decision`, which judges the same mean with the event's direction and role. What the sequence says, uncorrected and blind to the event's direction: `collecting` below `method.minimum_participants` in the variant or the control, `variant_better` when the whole sequence is above 0, `variant_worse` when below, `no_difference` otherwise. Decide by `corrected_verdict`.
+             */
             verdict: components["schemas"]["Verdict"];
         } | null;
         /**
@@ -1531,7 +1540,47 @@ export interface components {
          * @enum {string|null}
          */
         CorrectedVerdict: "collecting" | "no_difference" | "variant_better" | "variant_worse" | "guardrail_violated" | null;
-        /** @description One variant on one event: its fixed-horizon statistics exactly as the variant statistics read gives them, and the always-valid figures the verdict is decided by. */
+        /**
+         * @description The one verdict of this variant on this event — the one to decide by — labelled with what it judges (`metric`) and given with every figure it is read from, so that a reader never meets two verdicts on one event. It judges the event's metric: the unique conversion rate of a `unique` event, the mean per participant of a `count` or `value` event (a count event's share of converters is in `statistics`, for information; it is not judged). The verdict reads "better" by the event's `direction`, is corrected for the many comparisons of the experiment by the event's role (`correction`), and rests on always-valid p-values, so it may be read at any time, as often as wanted. `verdict` equals the variant's `corrected_verdict`, and `always_valid_p_value` and `adjusted_p_value` equal the variant's fields of those names; the variant's `verdict` and `means_sequence.verdict` are uncorrected, blind to direction and role, and kept for existing clients. Null for the control itself and when the experiment has no control.
+         * @example {
+         *       "metric": "mean",
+         *       "difference": 0.2,
+         *       "confidence_sequence": {
+         *         "lower": -0.0908,
+         *         "upper": 0.4908
+         *       },
+         *       "test": "two_sided",
+         *       "always_valid_p_value": 0.3372,
+         *       "correction": "holm",
+         *       "adjusted_p_value": 0.3372,
+         *       "verdict": "no_difference"
+         *     }
+         */
+        Decision: {
+            metric: components["schemas"]["JudgedMetric"];
+            /** @description The variant's value of `metric` minus the control's: `p_V − p_C` (the variant's `difference`) or `m_V − m_C` (`means_sequence.difference`). Null while either arm has no participants, or for a mean below 2 participants in either arm or without variance. */
+            difference: components["schemas"]["NullableNumber"];
+            /** @description The 95 % always-valid confidence sequence on `difference` (two-sided; see `method`): the variant's `confidence_sequence` for a rate, `means_sequence.confidence_sequence` for a mean. Null when `difference` is, or without variance. */
+            confidence_sequence: components["schemas"]["Interval"];
+            /**
+             * @description `two_sided` for the goal and secondary events (a difference either way is a finding); `one_sided` for a guardrail, tested only toward harm (see `always_valid_p_value`).
+             * @example two_sided
+             * @enum {string}
+             */
+            test: "two_sided" | "one_sided";
+            /** @description The uncorrected always-valid p-value of the test `test` names, the variant's `always_valid_p_value`. Null when the comparison has no variance yet. */
+            always_valid_p_value: components["schemas"]["NullableNumber"];
+            /**
+             * @description How `adjusted_p_value` corrects for the experiment's many comparisons: `holm` over the goal's variants (family-wise error), `benjamini_hochberg` over every variant × secondary event (false discovery rate), `none` for a guardrail (a missed harm costs more than a false alarm).
+             * @example holm
+             * @enum {string}
+             */
+            correction: "holm" | "benjamini_hochberg" | "none";
+            /** @description `always_valid_p_value` corrected as `correction` says; the verdict compares it with 0.05. */
+            adjusted_p_value: components["schemas"]["NullableNumber"];
+            verdict: components["schemas"]["CorrectedVerdict"];
+        } | null;
+        /** @description One variant on one event: its fixed-horizon statistics exactly as the variant statistics read gives them, the always-valid figures, and `decision`, the one verdict to decide by, labelled with what it judges. */
         VariantEventResult: {
             variant: components["schemas"]["Key"];
             /** @description Whether this is the experiment's control. */
@@ -1548,6 +1597,10 @@ export interface components {
             difference: components["schemas"]["NullableNumber"];
             /** @description The 95 % always-valid confidence sequence on `p_V − p_C` (see `method`): it covers the true difference at every moment of the experiment at once, so it stays valid however often it is looked at and whenever the experiment is stopped. Wider than `statistics.difference_interval`, which is valid only for one look at a sample size fixed in advance. Null when `difference` is, or when both rates are 0 or 1 (no variance). */
             confidence_sequence: components["schemas"]["Interval"];
+            /**
+             * @deprecated
+             * @description Deprecated: read `decision`. The uncorrected verdict on the unique conversion rate, blind to the event's direction and role — for a `count` or `value` event it judges the share of participants with the event, not the mean the event is decided by, so it may disagree with `decision.verdict`. Kept for existing clients (see Verdict).
+             */
             verdict: components["schemas"]["Verdict"];
             means_sequence: components["schemas"]["MeansSequence"];
             /** @description The always-valid p-value of the event's metric, the one the corrections and `corrected_verdict` use. For a `unique` event, that of `difference` (see `method`): `min(1, 1/Λ)` with `Λ = √(V/(V + τ²)) · exp(τ² d² / (2V(V + τ²)))`, at most 0.05 exactly when `confidence_sequence` excludes 0; null when `confidence_sequence` is. For a `count` or `value` event, that of the difference of means, `means_sequence.always_valid_p_value`; null when `means_sequence` is. Valid at any stopping time, uncorrected. */
@@ -1555,6 +1608,7 @@ export interface components {
             /** @description `always_valid_p_value` corrected for the event's role, over every event of the team whatever `events` chooses (so the figure does not depend on the selection); a null p-value is not a test and stays null. Goal: Holm's step-down over the variants (Holm, "A simple sequentially rejective multiple test procedure", Scandinavian Journal of Statistics 6(2), 1979): sorted ascending `p₍₁₎ ≤ … ≤ p₍ₘ₎`, `p̃₍ᵢ₎ = max_{j≤i} min(1, (m − j + 1) p₍ⱼ₎)`; since each p-value is always valid, a false "better" or "worse" among the variants at any look, ever, has probability at most 0.05 (Ville's inequality and the union bound, whatever the dependence). Secondary events: Benjamini–Hochberg over all variants × secondary events together (Benjamini & Hochberg, "Controlling the false discovery rate", JRSS B 57(1), 1995): `p̃₍ᵢ₎ = min_{j≥i} min(1, m p₍ⱼ₎ / j)`, keeping the expected share of false discoveries at 0.05. Guardrail: the p-value itself. Ties sort by event order (the goal first, then by key), then variant order. In the service's seeded simulation of 1 000 A/A/A/A experiments with 20 events (the goal and 19 secondary), looked at daily for 14 days with 300 new participants per arm a day, the goal's family-wise false positives were 1.8 % and the secondary events' false discoveries (at any look) 0.3 %; uncorrected, the secondary events gave 45.9 %. */
             adjusted_p_value: components["schemas"]["NullableNumber"];
             corrected_verdict: components["schemas"]["CorrectedVerdict"];
+            decision: components["schemas"]["Decision"];
         };
         /** @description Every variant of the experiment on one event, the control first, then by key. */
         EventResults: {
@@ -1564,6 +1618,8 @@ export interface components {
             goal: boolean;
             role: components["schemas"]["EventRole"];
             direction: components["schemas"]["EventDirection"];
+            /** @description What this event's verdicts (each variant's `decision`, `corrected_verdict` and the history's `corrected_verdict`) judge: `unique_conversion_rate` for a `unique` event, `mean` for a `count` or `value` event. */
+            metric: components["schemas"]["JudgedMetric"];
             variants: components["schemas"]["VariantEventResult"][];
         };
         /** @description One variant's cumulative counts at the end of one day, and its sequence against the control then. */
@@ -1593,6 +1649,8 @@ export interface components {
         /** @description How the results of one event developed, day by day (UTC), from the experiment's daily roll-up of its counters: one entry per day from the first day anything was counted to the last, cumulative up to the end of that day. A participant who left (unenrolled or deleted) is taken out on the day they left, so earlier days stay as they were seen then, and the last day's counts equal the current ones. What was counted before the service kept the roll-up (before contract 1.3.0) is on the day the storage was upgraded. Because the sequence is always valid, every point of this curve is a legitimate look. */
         ResultsHistory: {
             event: components["schemas"]["Key"];
+            /** @description What the days' `corrected_verdict` judges: the unique conversion rate of a `unique` event (`difference`, `confidence_sequence`), the mean of a `count` or `value` event (`means_sequence`). */
+            metric: components["schemas"]["JudgedMetric"];
             days: {
                 /**
                  * Format: date
@@ -2853,6 +2911,7 @@ export interface components {
                  *             "goal": true,
                  *             "role": "goal",
                  *             "direction": "increase",
+                 *             "metric": "unique_conversion_rate",
                  *             "variants": [
                  *               {
                  *                 "variant": "control",
@@ -2887,7 +2946,8 @@ export interface components {
                  *                 "means_sequence": null,
                  *                 "always_valid_p_value": null,
                  *                 "adjusted_p_value": null,
-                 *                 "corrected_verdict": null
+                 *                 "corrected_verdict": null,
+                 *                 "decision": null
                  *               },
                  *               {
                  *                 "variant": "green",
@@ -2928,13 +2988,27 @@ export interface components {
                  *                 "means_sequence": null,
                  *                 "always_valid_p_value": 0.3865,
                  *                 "adjusted_p_value": 0.3865,
-                 *                 "corrected_verdict": "no_difference"
+                 *                 "corrected_verdict": "no_difference",
+                 *                 "decision": {
+                 *                   "metric": "unique_conversion_rate",
+                 *                   "difference": 0.03,
+                 *                   "confidence_sequence": {
+                 *                     "lower": -0.0136,
+                 *                     "upper": 0.0736
+                 *                   },
+                 *                   "test": "two_sided",
+                 *                   "always_valid_p_value": 0.3865,
+                 *                   "correction": "holm",
+                 *                   "adjusted_p_value": 0.3865,
+                 *                   "verdict": "no_difference"
+                 *                 }
                  *               }
                  *             ]
                  *           }
                  *         ],
                  *         "history": {
                  *           "event": "purchase",
+                 *           "metric": "unique_conversion_rate",
                  *           "days": [
                  *             {
                  *               "day": "2026-11-20",

@@ -23,6 +23,8 @@ type EventResults = components['schemas']['EventResults'];
 type EventType = components['schemas']['EventType'];
 type ResultsDay = components['schemas']['ResultsHistory']['days'][number];
 type MeansSequence = components['schemas']['MeansSequence'];
+type Decision = components['schemas']['Decision'];
+type JudgedMetric = components['schemas']['JudgedMetric'];
 
 interface EventRow {
   id: number;
@@ -107,6 +109,24 @@ function judgements(roles: EventRole[], variants: ResolvedVariant[], control: Re
 
 /** What an event's verdicts compare: the unique rate, or the mean per participant of a count or value event. */
 const metricOf = (event: EventRow): RoleEvent['metric'] => (event.type === 'unique' ? 'rate' : 'mean');
+const judgedMetricOf = (event: EventRow): JudgedMetric => (event.type === 'unique' ? 'unique_conversion_rate' : 'mean');
+
+const CORRECTIONS: Record<Role, NonNullable<Decision>['correction']> = { goal: 'holm', secondary: 'benjamini_hochberg', guardrail: 'none' };
+
+/** The one verdict of a variant on an event, with what it judges and the figures it is read from; null for the control. */
+function decisionOf(event: EventRow, role: Role, judgement: Judgement | undefined, sequence: Pick<NonNullable<Decision>, 'difference' | 'confidence_sequence'> | null): Decision {
+  if (!judgement) return null;
+  return {
+    metric: judgedMetricOf(event),
+    difference: sequence?.difference ?? null,
+    confidence_sequence: sequence?.confidence_sequence ?? null,
+    test: 'two_sided',
+    always_valid_p_value: judgement.pValue,
+    correction: CORRECTIONS[role],
+    adjusted_p_value: judgement.adjustedPValue,
+    verdict: judgement.verdict,
+  };
+}
 
 function meansSequenceOf(event: EventRow, comparison: () => MeansSequentialComparison | null): MeansSequence {
   if (event.type === 'unique') return null;
@@ -146,12 +166,15 @@ async function describe(experiment: ExperimentRow, variants: ResolvedVariant[], 
       goal: event.id === goal.id,
       role: roleOf.get(event.id)!,
       direction: event.direction,
+      metric: judgedMetricOf(event),
       variants: variants.map((variant) => {
         const arm = armOn(variant, event.id);
         const controlArm = control && armOn(control, event.id);
         const isControl = variant.id === control?.id;
         const sequential = compareSequentially(arm, controlArm, isControl);
         const judgement = judged.get(event.id)?.get(variant.id);
+        const means = meansSequenceOf(event, () => compareMeansSequentially(arm, controlArm, isControl));
+        const judgedSequence = event.type === 'unique' ? { difference: sequential.difference, confidence_sequence: sequential.confidenceSequence } : means;
         return {
           variant: variant.key,
           control: isControl,
@@ -160,10 +183,11 @@ async function describe(experiment: ExperimentRow, variants: ResolvedVariant[], 
           difference: sequential.difference,
           confidence_sequence: sequential.confidenceSequence,
           verdict: sequential.verdict,
-          means_sequence: meansSequenceOf(event, () => compareMeansSequentially(arm, controlArm, isControl)),
+          means_sequence: means,
           always_valid_p_value: judgement?.pValue ?? null,
           adjusted_p_value: judgement?.adjustedPValue ?? null,
           corrected_verdict: judgement?.verdict ?? null,
+          decision: decisionOf(event, roleOf.get(event.id)!, judgement, judgedSequence),
         };
       }),
     });
@@ -207,7 +231,7 @@ async function describe(experiment: ExperimentRow, variants: ResolvedVariant[], 
     srm_warning: srm.p_value !== null && srm.p_value < SRM_WARNING_BELOW,
     method: { name: 'msprt_normal_mixture', alpha: 0.05, mixing_sd: DEPRECATED_MIXING_SD, means_effect_size: MIXING_EFFECT_SIZE, minimum_participants: MINIMUM_PARTICIPANTS },
     events: eventResults,
-    history: { event: historyEvent.key, days },
+    history: { event: historyEvent.key, metric: judgedMetricOf(historyEvent), days },
   };
 }
 

@@ -218,9 +218,9 @@ describe.each(engines)('count and value metrics on %s', (engine) => {
     expect(controlMeans.variance).toBeCloseTo(1.9639, 4);
   });
 
-  it('when a count goal has n 500, Σc 900, Σc² 2 600 against n 500, Σc 1 000, Σc² 3 100, then Welch gives p 0.029, the planning figure is the reference, and the verdicts and history judge the mean, not the rate', async () => {
-    // Arrange: control 40 × 1, 10 × 2, 280 × 3 clicks and 170 without; treatment 100 × 1, 150 × 2, 150 × 4 and 100 without
-    const team = await server().newTeam();
+  /** A count goal `clicks` with n 500, Σc 900, Σc² 2 600 in the control and n 500, Σc 1 000, Σc² 3 100 in the treatment (STATISTICS.md means row 1). */
+  async function countGoal(team: TestTeam): Promise<{ team: number; experiment: string }> {
+    // control 40 × 1, 10 × 2, 280 × 3 clicks and 170 without; treatment 100 × 1, 150 × 2, 150 × 4 and 100 without
     const path = { team: team.id };
     await team.api.POST('/api/teams/{team}/events', { params: { path }, body: { key: 'clicks', type: 'count' } });
     await team.api.POST('/api/teams/{team}/experiments', { params: { path }, body: { key: 'counted', event: 'clicks', minimum_effect: 0.05 } });
@@ -240,7 +240,36 @@ describe.each(engines)('count and value metrics on %s', (engine) => {
       const answer = await team.ingest.POST('/api/teams/{team}/ingest/batch', { params: { path }, body: { items: items.slice(i, i + 500) } });
       expect(answer.data!.data.every((item) => item.status === 200)).toBe(true);
     }
-    const experiment = { ...path, experiment: 'counted' };
+    return { ...path, experiment: 'counted' };
+  }
+
+  it('audit, two verdicts on one count event: when the count goal\'s share of converters is higher in the variant but its mean is not shown different, then the one decision judges the mean, says so, and agrees with corrected_verdict', async () => {
+    // Arrange
+    const team = await server().newTeam();
+    const experiment = await countGoal(team);
+
+    // Act
+    const read = (await team.api.GET('/api/teams/{team}/experiments/{experiment}/results', { params: { path: experiment } })).data!.data;
+
+    // Assert
+    const event = read.events[0]!;
+    expect(event.metric).toBe('mean');
+    expect(read.history.metric).toBe('mean');
+    const [control, treatment] = event.variants;
+    expect(control!.decision).toBeNull();
+    const decision = treatment!.decision!;
+    expect(decision).toMatchObject({ metric: 'mean', test: 'two_sided', correction: 'holm', verdict: 'no_difference' });
+    expect(decision.difference).toBeCloseTo(0.2, 10);
+    expect(decision.confidence_sequence).toEqual(treatment!.means_sequence!.confidence_sequence);
+    expect([decision.always_valid_p_value, decision.adjusted_p_value, decision.verdict]).toEqual([treatment!.always_valid_p_value, treatment!.adjusted_p_value, treatment!.corrected_verdict]);
+    // The share of converters (66 % against 80 %) is in the fixed-horizon statistics, not judged beside it.
+    expect(treatment!.statistics.unique_conversion_rate).toBe(0.8);
+  });
+
+  it('when a count goal has n 500, Σc 900, Σc² 2 600 against n 500, Σc 1 000, Σc² 3 100, then Welch gives p 0.029, the planning figure is the reference, and the verdicts and history judge the mean, not the rate', async () => {
+    // Arrange
+    const team = await server().newTeam();
+    const experiment = await countGoal(team);
 
     // Act
     const statistics = await team.api.GET('/api/teams/{team}/experiments/{experiment}/variants/{variant}/statistics', { params: { path: { ...experiment, variant: 'treatment' } } });
