@@ -2,6 +2,7 @@ import express, { type Express } from 'express';
 import type { Logger } from 'pino';
 import { identifyIn } from './auth/authenticate';
 import { configRoutes } from './config/routes';
+import { teamConfigs } from './config/service';
 import { ConfigStreams } from './config/streams';
 import { evaluateRoutes } from './evaluate/routes';
 import { eventRoutes } from './events/routes';
@@ -16,11 +17,12 @@ import { problemHandler } from './http/problem';
 import { requestLog } from './http/request-log';
 import { rateLimiter } from './rate-limit/rate-limiter';
 import { useContractGate } from './contract/gate';
+import { ingestContexts } from './ingest/context';
 import { ingestRoutes } from './ingest/routes';
 import { participantRoutes } from './participants/routes';
 import { serveResultsPage } from './results/page';
 import { resultRoutes } from './results/routes';
-import { configStreamsFromEnv, rateLimitFromEnv, trustProxyFromEnv, type RateLimitSettings, type TrustProxy } from './settings';
+import { cachesFromEnv, configStreamsFromEnv, rateLimitFromEnv, trustProxyFromEnv, type CacheSettings, type RateLimitSettings, type TrustProxy } from './settings';
 import type { Storage } from './storage/database';
 import { loadTeam } from './teams/middleware';
 import { teamRoutes, userRoutes } from './teams/routes';
@@ -38,6 +40,8 @@ export interface AppOptions {
   trustProxy?: TrustProxy;
   /** The config streams this process holds (main.ts ends them at shutdown); CONFIG_STREAMS_* from the environment when not given. */
   configStreams?: ConfigStreams;
+  /** The bounds of the process's caches; CACHE_* from the environment when not given. */
+  caches?: CacheSettings;
 }
 
 /**
@@ -45,7 +49,7 @@ export interface AppOptions {
  * preflights answered there; then, for /api, the rate limit counts the request before anything
  * does work on it — the contract's routing (404/405), authentication, body parsing, validation.
  */
-export function createApp({ storage, logger, validateResponses, validateRequests = process.env.VALIDATE_REQUESTS !== 'false', rateLimit = rateLimitFromEnv(), trustProxy = trustProxyFromEnv(), configStreams = new ConfigStreams(configStreamsFromEnv()) }: AppOptions): Express {
+export function createApp({ storage, logger, validateResponses, validateRequests = process.env.VALIDATE_REQUESTS !== 'false', rateLimit = rateLimitFromEnv(), trustProxy = trustProxyFromEnv(), configStreams = new ConfigStreams(configStreamsFromEnv()), caches = cachesFromEnv() }: AppOptions): Express {
   const contract = loadContract();
   const app = express();
   app.set('case sensitive routing', true);
@@ -62,10 +66,13 @@ export function createApp({ storage, logger, validateResponses, validateRequests
   const identify = identifyIn(storage.db, storage.engine);
   useContractGate(app, contract, identify, { validateRequests, validateResponses });
 
+  // One of each per process: a config is built once per version, an unknown key looked up once.
+  const configs = teamConfigs(caches.teams);
+  const contexts = ingestContexts(caches);
   const api = express.Router({ caseSensitive: true });
   api.use(healthRoutes(storage));
   api.use(userRoutes(storage));
-  api.use('/teams/:team/config', configRoutes(storage, { identify, streams: configStreams }));
+  api.use('/teams/:team/config', configRoutes(storage, { identify, streams: configStreams, configs }));
   api.use('/teams/:team', loadTeam(storage.db));
   api.use('/teams/:team', teamRoutes(storage));
   api.use('/teams/:team/events', eventRoutes(storage));
@@ -74,8 +81,8 @@ export function createApp({ storage, logger, validateResponses, validateRequests
   api.use('/teams/:team/experiments', experimentRoutes(storage));
   api.use('/teams/:team/features', featureRoutes(storage));
   api.use('/teams/:team/participants', participantRoutes(storage));
-  api.use('/teams/:team/ingest', ingestRoutes(storage));
-  api.use('/teams/:team/evaluate', evaluateRoutes(storage));
+  api.use('/teams/:team/ingest', ingestRoutes(storage, contexts));
+  api.use('/teams/:team/evaluate', evaluateRoutes(storage, { configs, contexts }));
   app.use('/api', api);
 
   app.use((req) => {

@@ -46,7 +46,7 @@ const logger = pino({ level: settings.logLevel });
 const storage = await openStorage(settings);
 if (storage.autovacuum === false) logger.warn('PostgreSQL runs without autovacuum: nothing analyzes the tables, and ingest slows as they grow; turn it on');
 const configStreams = new ConfigStreams(settings.configStreams);
-const app = createApp({ storage, logger, validateResponses: settings.validateResponses, configStreams });
+const app = createApp({ storage, logger, validateResponses: settings.validateResponses, configStreams, caches: settings.caches });
 const stopSweeping = sweepIngestKeys(storage, settings.ingestKeyWindowMs, logger);
 
 let shuttingDown = false;

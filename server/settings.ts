@@ -6,6 +6,24 @@ export interface RateLimitSettings {
   windowSeconds: number;
   perCredential: number;
   perAddress: number;
+  /**
+   * RATE_LIMIT_KEYS (100 000): budgets (credentials and addresses) counted in one window, and
+   * credentials remembered as authenticated; past it the oldest are forgotten (their count
+   * starts again), so a flood of addresses cannot grow the process.
+   */
+  keys?: number;
+}
+
+/** What a process keeps in memory that clients' requests fill, each bounded (docs/operations.md, "Memory"). */
+export interface CacheSettings {
+  /** CACHE_TEAMS (10 000): teams whose config, and whose ingest context, a process keeps; one more starts the cache over. */
+  teams: number;
+  /**
+   * CACHE_UNKNOWN_KEYS (100 000): event and experiment keys that ingests named and that were not
+   * found, remembered (by team and config version) so that naming one again is a 404 without a
+   * query; past it the oldest half is forgotten.
+   */
+  unknownKeys: number;
 }
 
 /** How many config streams (GET /api/teams/{team}/config/stream) a server process holds open. */
@@ -31,6 +49,7 @@ export interface Settings {
   trustProxy: TrustProxy;
   rateLimit: RateLimitSettings;
   configStreams: ConfigStreamSettings;
+  caches: CacheSettings;
   /** DATABASE_CONNECT_TIMEOUT_SECONDS (5): PostgreSQL — a request waits at most this for a connection, then 503. */
   connectTimeoutMs: number;
   /** SQLITE_BUSY_TIMEOUT_SECONDS (5): SQLite — a write waits at most this for another process's write lock, then 503. */
@@ -52,6 +71,7 @@ export function settingsFromEnv(env: NodeJS.ProcessEnv = process.env): Settings 
     trustProxy: trustProxyFromEnv(env),
     rateLimit: rateLimitFromEnv(env),
     configStreams: configStreamsFromEnv(env),
+    caches: cachesFromEnv(env),
     connectTimeoutMs: seconds(env, 'DATABASE_CONNECT_TIMEOUT_SECONDS', 5),
     busyTimeoutMs: seconds(env, 'SQLITE_BUSY_TIMEOUT_SECONDS', 5),
     ingestKeyWindowMs: ingestKeyWindowFromEnv(env),
@@ -65,7 +85,7 @@ export function ingestKeyWindowFromEnv(env: NodeJS.ProcessEnv = process.env): nu
 
 /**
  * RATE_LIMIT_ENABLED (true), RATE_LIMIT_WINDOW_SECONDS (60), RATE_LIMIT_PER_CREDENTIAL (60 000)
- * and RATE_LIMIT_PER_ADDRESS (6 000). Bounded as the contract's RateLimit-* headers are.
+ * RATE_LIMIT_PER_ADDRESS (6 000) and RATE_LIMIT_KEYS (100 000). Bounded as the contract's RateLimit-* headers are.
  */
 export function rateLimitFromEnv(env: NodeJS.ProcessEnv = process.env): RateLimitSettings {
   return {
@@ -73,6 +93,15 @@ export function rateLimitFromEnv(env: NodeJS.ProcessEnv = process.env): RateLimi
     windowSeconds: integer(env, 'RATE_LIMIT_WINDOW_SECONDS', 60, 86_400),
     perCredential: integer(env, 'RATE_LIMIT_PER_CREDENTIAL', 60_000, 1_000_000_000),
     perAddress: integer(env, 'RATE_LIMIT_PER_ADDRESS', 6_000, 1_000_000_000),
+    keys: integer(env, 'RATE_LIMIT_KEYS', 100_000, 100_000_000),
+  };
+}
+
+/** CACHE_TEAMS (10 000) and CACHE_UNKNOWN_KEYS (100 000). */
+export function cachesFromEnv(env: NodeJS.ProcessEnv = process.env): CacheSettings {
+  return {
+    teams: integer(env, 'CACHE_TEAMS', 10_000, 1_000_000),
+    unknownKeys: integer(env, 'CACHE_UNKNOWN_KEYS', 100_000, 100_000_000),
   };
 }
 

@@ -3,14 +3,13 @@ import type { Identify } from '../auth/authenticate';
 import { hashCredential } from '../auth/credentials';
 import type { Storage } from '../storage/database';
 import { loadTeam, teamOf } from '../teams/middleware';
-import { currentConfig, teamConfigs } from './service';
+import { currentConfig, type TeamConfigs } from './service';
 import { etagOf, serveConfigStream } from './stream';
 import type { ConfigStreams } from './streams';
 
-export function configRoutes(storage: Storage, { identify, streams }: { identify: Identify; streams: ConfigStreams }): Router {
+export function configRoutes(storage: Storage, { identify, streams, configs }: { identify: Identify; streams: ConfigStreams; configs: TeamConfigs }): Router {
   const { db } = storage;
   const router = Router({ mergeParams: true, caseSensitive: true });
-  const configs = teamConfigs();
   // A credential of another team is told 403 here, not 404: SDKs need to know their key is wrong.
   router.get('/', loadTeam(db, 'config'), async (req, res) => {
     const team = teamOf(res);

@@ -9,8 +9,9 @@ import { runningWithVariants } from '../variants/store';
 export type Config = components['schemas']['Config'];
 export type TeamConfigs = ConfigVersionCache<Config>;
 
-export function teamConfigs(): TeamConfigs {
-  return new ConfigVersionCache<Config>();
+/** At most `teams` teams' configs (CACHE_TEAMS); one more starts the cache over. */
+export function teamConfigs(teams?: number): TeamConfigs {
+  return new ConfigVersionCache<Config>(teams);
 }
 
 /** The team's config at its current version, built once per version. */

@@ -16,8 +16,12 @@ type EventUpdate = components['schemas']['EventUpdate'];
 
 export async function requireEvent(db: Db, team: TeamRow, key: string): Promise<store.EventRow> {
   const event = await store.findEvent(db, team.id, key);
-  if (!event) throw new NotFound(`No event '${key}' in team ${team.id}.`);
+  if (!event) throw eventNotFound(team, key);
   return event;
+}
+
+export function eventNotFound(team: Pick<TeamRow, 'id'>, key: string): NotFound {
+  return new NotFound(`No event '${key}' in team ${team.id}.`);
 }
 
 export async function listEvents(db: Db, team: TeamRow, page: PageRequest) {

@@ -1,32 +1,46 @@
 import { ConfigVersionCache } from '../config/cache';
-import { requireEvent } from '../events/service';
+import { eventNotFound, requireEvent } from '../events/service';
 import type { EventRow } from '../events/store';
-import { requireExperiment } from '../experiments/service';
+import { experimentNotFound, requireExperiment } from '../experiments/service';
 import type { ExperimentRow } from '../experiments/store';
 import { HttpError } from '../http/errors';
+import type { CacheSettings } from '../settings';
 import type { Db } from '../storage/database';
 import type { TeamRow } from '../teams/store';
 import { runningWithVariants, variantsOfMany, type ResolvedVariant } from '../variants/store';
+import { UnknownKeys, type UnknownKeysAt, type UnknownKind } from './unknown-keys';
 
 /**
  * What an ingest reads of its team's config at one config version: the running experiments and
  * the variants of every experiment looked up so far, and each event or experiment key looked up
- * so far — found, or the 404 it answered. Every change to these raises the version, so a key that
+ * so far — found, or not found (a 404). Every change to these raises the version, so a key that
  * was not found stays not found for as long as the context is used: an ingest refused for naming
- * it costs no query after the first.
+ * it costs no query after the first. What was found is bounded by what a team may hold (200
+ * events, 500 experiments); what was not found, by the process's memory of unknown keys.
  */
 export interface IngestContext {
   running: ExperimentRow[];
   variants: Map<number, ResolvedVariant[]>;
-  events: Map<string, EventRow | HttpError>;
-  /** Experiments that are not running (stopped, draft) or not found, by key. */
-  others: Map<string, ExperimentRow | HttpError>;
+  /** Events found, by key. */
+  events: Map<string, EventRow>;
+  /** Experiments found that are not running (stopped, draft), by key. */
+  others: Map<string, ExperimentRow>;
+  /** Keys looked up and not found. */
+  unknown: UnknownKeysAt;
 }
 
-export type IngestContexts = ConfigVersionCache<IngestContext>;
+/** Each team's ingest context at its latest config version (at most `teams` of them), and the keys found unknown (at most `unknownKeys`). */
+export class IngestContexts extends ConfigVersionCache<IngestContext> {
+  readonly unknown: UnknownKeys;
 
-export function ingestContexts(): IngestContexts {
-  return new ConfigVersionCache<IngestContext>();
+  constructor({ teams, unknownKeys }: Partial<CacheSettings> = {}) {
+    super(teams);
+    this.unknown = new UnknownKeys(unknownKeys);
+  }
+}
+
+export function ingestContexts(bounds?: Partial<CacheSettings>): IngestContexts {
+  return new IngestContexts(bounds);
 }
 
 /**
@@ -36,7 +50,7 @@ export function ingestContexts(): IngestContexts {
 export async function contextAt(trx: Db, contexts: IngestContexts, team: TeamRow, version: number): Promise<IngestContext> {
   let context = contexts.get(team.id, version);
   if (!context) {
-    context = { ...(await runningWithVariants(trx, team.id)), events: new Map(), others: new Map() };
+    context = { ...(await runningWithVariants(trx, team.id)), events: new Map(), others: new Map(), unknown: contexts.unknown.of(team.id, version) };
     contexts.set(team.id, version, context);
   }
   return context;
@@ -44,24 +58,37 @@ export async function contextAt(trx: Db, contexts: IngestContexts, team: TeamRow
 
 /** The event by key, looked up once per config version (renaming or deleting an event raises it); 404 if none. */
 export async function eventOf(trx: Db, team: TeamRow, context: IngestContext, key: string): Promise<EventRow> {
-  return lookedUp(context.events, key, () => requireEvent(trx, team, key));
+  const found = context.events.get(key);
+  if (found) return found;
+  if (context.unknown.has('event', key)) throw eventNotFound(team, key);
+  const event = await remembering(context, 'event', key, () => requireEvent(trx, team, key));
+  context.events.set(key, event);
+  return event;
 }
 
 /** The named experiment: a running one from the context, any other looked up once per config version (404 if none). */
 export async function experimentOf(trx: Db, team: TeamRow, context: IngestContext, key: string): Promise<ExperimentRow> {
-  return context.running.find((experiment) => experiment.key === key) ?? lookedUp(context.others, key, () => requireExperiment(trx, team, key));
+  const found = context.running.find((experiment) => experiment.key === key) ?? context.others.get(key);
+  if (found) return found;
+  if (context.unknown.has('experiment', key)) throw experimentNotFound(team, key);
+  const experiment = await remembering(context, 'experiment', key, () => requireExperiment(trx, team, key));
+  context.others.set(key, experiment);
+  return experiment;
 }
 
-/** What `lookup` found for `key` — or the HTTP error (a 404) it was refused with, thrown again — remembered in `seen`. */
-async function lookedUp<T>(seen: Map<string, T | HttpError>, key: string, lookup: () => Promise<T>): Promise<T> {
-  let found = seen.get(key);
-  if (found === undefined) {
-    const settled: T | HttpError = await lookup().catch((error: unknown) => (error instanceof HttpError ? error : Promise.reject(error)));
-    seen.set(key, settled);
-    found = settled;
+/** Whether the ingest's experiment is known not to be running at the context's version (not found, stopped or a draft). */
+export function knownNotRunning(context: IngestContext, key: string): boolean {
+  return context.others.has(key) || context.unknown.has('experiment', key);
+}
+
+/** What `lookup` found; when it is refused with an HTTP error (a 404), the key is remembered as unknown. */
+async function remembering<T>(context: IngestContext, kind: UnknownKind, key: string, lookup: () => Promise<T>): Promise<T> {
+  try {
+    return await lookup();
+  } catch (error) {
+    if (error instanceof HttpError) context.unknown.add(kind, key);
+    throw error;
   }
-  if (found instanceof HttpError) throw found;
-  return found as T;
 }
 
 /** The variants of an experiment, read once per config version. */

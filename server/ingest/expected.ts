@@ -1,4 +1,4 @@
-import { HttpError } from '../http/errors';
+import { knownNotRunning } from './context';
 import { participantKey, type IngestJob, type NamedParticipant, type QuotaUse } from './set-based';
 
 /**
@@ -23,8 +23,8 @@ export function expectedParticipants(jobs: IngestJob[], lastUsed: QuotaUse): Nam
     if (!context) continue;
     const used = (lastUsed.get(team.id) ?? 0) + (counted.get(team.id) ?? 0);
     if (team.ingest_limit !== null && used >= team.ingest_limit) continue;
-    if (input.event !== undefined && context.events.get(input.event) instanceof HttpError) continue;
-    if (input.experiment !== undefined && !context.running.some((experiment) => experiment.key === input.experiment) && context.others.has(input.experiment)) continue;
+    if (input.event !== undefined && context.unknown.has('event', input.event)) continue;
+    if (input.experiment !== undefined && !context.running.some((experiment) => experiment.key === input.experiment) && knownNotRunning(context, input.experiment)) continue;
     counted.set(team.id, (counted.get(team.id) ?? 0) + 1);
     const key = typeof input.participant === 'string' ? input.participant : input.participant.key;
     expected.set(participantKey(team.id, key), { team: team.id, key });

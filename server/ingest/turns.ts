@@ -1,4 +1,3 @@
-import { HttpError } from '../http/errors';
 import type { Db } from '../storage/database';
 import type { components } from '../../generated/api';
 import { AssumedFlushes } from './assumptions';
@@ -142,7 +141,7 @@ function expectedRows(job: IngestJob, used: QuotaUse): number | undefined {
   const context = job.contexts.latest(team.id);
   if (!context) return undefined;
   if (team.ingest_limit !== null && (used.get(team.id) ?? 0) >= team.ingest_limit) return 0;
-  if (input.event !== undefined && context.events.get(input.event) instanceof HttpError) return 0;
+  if (input.event !== undefined && context.unknown.has('event', input.event)) return 0;
   const perExperiment = (input.enrol === false ? 0 : 1) + (input.event === undefined ? 0 : 1);
   const own = input.idempotency_key === undefined ? 1 : 2;
   if (input.experiment === undefined) return own + context.running.length * perExperiment;

@@ -31,12 +31,15 @@ const BEARER = /^Bearer +([A-Za-z0-9_-]{1,200})$/i;
  *   its address before it has its own budget.
  *
  * The counts live in this process's memory: with N processes behind a balancer the budget is
- * effectively N × the limit (docs/operations.md, "Rate limits and CORS").
+ * effectively N × the limit (docs/operations.md, "Rate limits and CORS"). At most `keys` budgets
+ * are counted in a window, and `keys` credentials remembered as authenticated: past either,
+ * the oldest are forgotten, so no flood of addresses or credentials grows the process.
  */
 export function rateLimiter(settings: RateLimitSettings): RequestHandler {
   const windowMs = settings.windowSeconds * 1000;
-  const authenticated = new RecentSet(Math.max(windowMs, 15 * 60_000));
-  const windows = new FixedWindows(windowMs);
+  const keys = settings.keys ?? 100_000;
+  const authenticated = new RecentSet(Math.max(windowMs, 15 * 60_000), keys);
+  const windows = new FixedWindows(windowMs, keys);
 
   return (req, res, next) => {
     if (!isApiPath(req.path)) return next();
@@ -83,14 +86,18 @@ function windowName(seconds: number): string {
 /**
  * A counter per key over a window that starts at the key's first request and ends `windowMs`
  * later. Keys whose window has ended are dropped as the maps rotate, once a window: bounded
- * memory without a timer.
+ * memory without a timer. Each map holds at most `maxKeys`: past it the key counted first in
+ * the current map is forgotten.
  */
 class FixedWindows {
   private current = new Map<string, { count: number; resetAt: number }>();
   private previous = new Map<string, { count: number; resetAt: number }>();
   private rotateAt: number;
 
-  constructor(private readonly windowMs: number) {
+  constructor(
+    private readonly windowMs: number,
+    private readonly maxKeys: number,
+  ) {
     this.rotateAt = Date.now() + windowMs;
   }
 
@@ -103,18 +110,28 @@ class FixedWindows {
     let window = this.current.get(key) ?? this.previous.get(key);
     if (!window || window.resetAt <= now) window = { count: 0, resetAt: now + this.windowMs };
     window.count++;
+    if (!this.current.has(key)) {
+      this.previous.delete(key);
+      if (this.current.size >= this.maxKeys) this.current.delete(this.current.keys().next().value!);
+    }
     this.current.set(key, window);
     return window;
   }
 }
 
-/** Strings added within the last `ttlMs` to 2 × `ttlMs` (two generations: bounded memory without a timer). */
+/**
+ * Strings added within the last `ttlMs` to 2 × `ttlMs` (two generations: bounded memory without
+ * a timer), at most `maxSize` per generation: a full one becomes the older at once.
+ */
 class RecentSet {
   private current = new Set<string>();
   private previous = new Set<string>();
   private rotateAt: number;
 
-  constructor(private readonly ttlMs: number) {
+  constructor(
+    private readonly ttlMs: number,
+    private readonly maxSize: number,
+  ) {
     this.rotateAt = Date.now() + ttlMs;
   }
 
@@ -122,13 +139,16 @@ class RecentSet {
     this.rotate();
     if (this.current.has(value)) return true;
     if (!this.previous.has(value)) return false;
-    this.current.add(value);
+    this.add(value);
     return true;
   }
 
   add(value: string): void {
     this.rotate();
     this.current.add(value);
+    if (this.current.size < this.maxSize) return;
+    this.previous = this.current;
+    this.current = new Set();
   }
 
   delete(value: string): void {

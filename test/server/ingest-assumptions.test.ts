@@ -2,11 +2,12 @@
 import { describe, expect, it } from 'vitest';
 import { AssumedFlushes, KNOWN_PARTICIPANTS, MAX_SKIPPED } from '../../server/ingest/assumptions';
 import { ingestContexts, type IngestContext } from '../../server/ingest/context';
+import { UnknownKeys } from '../../server/ingest/unknown-keys';
 import { participantKey, type IngestJob } from '../../server/ingest/set-based';
 import type { TeamRow } from '../../server/teams/store';
 
 const team = (id: number) => ({ id, ingest_limit: null }) as TeamRow;
-const context: IngestContext = { running: [], variants: new Map(), events: new Map(), others: new Map() };
+const context: IngestContext = { running: [], variants: new Map(), events: new Map(), others: new Map(), unknown: new UnknownKeys().of(1, 4) };
 
 /** Ingests of these participants of team 1, whose context this process built at version 4. */
 function jobsOf(...participants: string[]): IngestJob[] {

@@ -323,3 +323,35 @@ describe.each(engines)('rate limit windows and switches on %s', (engine) => {
     }
   });
 });
+
+describe('the rate limiter’s memory (RATE_LIMIT_KEYS)', () => {
+  const server = useServer('sqlite');
+  // A flood of addresses or credentials cannot grow the process: past `keys` the oldest are forgotten.
+  const bounded: RateLimitSettings = { enabled: true, windowSeconds: 3600, perCredential: 50, perAddress: 5, keys: 3 };
+  const baseUrl = useApp(() => server().storage, { rateLimit: bounded, trustProxy: 'loopback' });
+  const from = (address: string) => ({ headers: { 'x-forwarded-for': address }, from: '127.0.0.60' });
+
+  it('when more addresses call in a window than it counts, then the address counted first is forgotten and its budget starts again', async () => {
+    expect(budget(await call(baseUrl(), '/api/health', from('198.51.100.1'))).remaining).toBe(4);
+    expect(budget(await call(baseUrl(), '/api/health', from('198.51.100.1'))).remaining).toBe(3);
+    // Two more fit beside it: it is still counted.
+    for (const address of ['198.51.100.2', '198.51.100.3']) await call(baseUrl(), '/api/health', from(address));
+    expect(budget(await call(baseUrl(), '/api/health', from('198.51.100.1'))).remaining).toBe(2);
+
+    for (const address of ['198.51.100.4', '198.51.100.5', '198.51.100.6']) await call(baseUrl(), '/api/health', from(address));
+
+    expect(budget(await call(baseUrl(), '/api/health', from('198.51.100.1'))).remaining).toBe(4);
+  });
+
+  it('when more credentials authenticate than it remembers, then the first is forgotten and counts against its address again', async () => {
+    const teams = await Promise.all(Array.from({ length: 7 }, () => server().newTeam()));
+    const [first, ...others] = teams;
+    const at = from('198.51.100.20');
+    await call(baseUrl(), '/api/user', { token: first!.token, ...at });
+    expect(budget(await call(baseUrl(), '/api/user', { token: first!.token, ...at })).limit).toBe(bounded.perCredential);
+
+    for (const [i, team] of others.entries()) expect((await call(baseUrl(), '/api/user', { token: team.token, ...from(`198.51.100.${30 + i}`) })).status).toBe(200);
+
+    expect(budget(await call(baseUrl(), '/api/user', { token: first!.token, ...at })).limit).toBe(bounded.perAddress);
+  });
+});

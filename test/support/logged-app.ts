@@ -1,11 +1,12 @@
 import type { CompiledQuery } from 'kysely';
 import { afterAll, beforeAll } from 'vitest';
 import { openStorage, type Storage } from '../../server/storage/database';
+import type { AppOptions } from '../../server/app';
 import { useApp } from './app';
 import type { TestServer } from './server';
 
-/** A second app on the test server's storage that records every query it sends — one per round trip — through Kysely's log. */
-export function useLoggedApp(server: () => TestServer) {
+/** A second app (with `options`) on the test server's storage that records every query it sends — one per round trip — through Kysely's log. */
+export function useLoggedApp(server: () => TestServer, options: Partial<AppOptions> = {}) {
   // Every query the logged app runs, in order.
   const statements: CompiledQuery[] = [];
   const hook = { onStatement: (_query: CompiledQuery) => {} };
@@ -24,6 +25,6 @@ export function useLoggedApp(server: () => TestServer) {
   afterAll(async () => {
     await logged?.close();
   });
-  const baseUrl = useApp(() => logged!, {});
+  const baseUrl = useApp(() => logged!, options);
   return { statements, hook, baseUrl };
 }
