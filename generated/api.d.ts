@@ -609,7 +609,7 @@ export interface paths {
         put?: never;
         /**
          * Evaluate flags and experiments for a participant
-         * @description Remote evaluation, for clients that cannot evaluate the config locally (mobile apps, edge functions): the answer is what `evaluateConfig` of the package `experimentation-api` gives for the team's current config, the participant and the server's clock — every flag's value (null when the flag serves nothing) and every running experiment's variant (null when the participant gets none). Accepts the team's ingest key or an API token of a member, as the ingest operation does.
+         * @description Remote evaluation, for clients that cannot evaluate the config locally (mobile apps, edge functions): the answer is what `evaluateConfig` of the package `experimentation-api` gives for the team's current config, the participant and the server's clock — every flag's value (null when the flag serves nothing) and every running experiment's variant (null when the participant gets none), each with why: the flag's `reason` and `rule`, the experiment's reason in `experiment_reasons` (`conditions`, `exclusion_group`, `coverage` tell apart the checks that keep a participant out). Accepts the team's ingest key or an API token of a member, as the ingest operation does.
          *
          *     Without `enrol` (or with `enrol: false`) nothing is stored or counted, and experiments are answered by hash from the config, as an SDK would. With `enrol: true` the participant is first ingested — created, its given attributes stored, enrolled in the running experiments it is eligible for, one ingest counted against the quota (402 when used up: nothing is stored) — and each experiment is answered with the participant's stored assignment, which is sticky; an experiment rule of a flag serves by that assignment too.
          */
@@ -1892,7 +1892,7 @@ export interface components {
             rule: number | null;
         };
         /**
-         * @description What the team's config gives one participant at one moment: every flag by key, and every running experiment by key with the variant key the participant gets (null when it gets none). The package `experimentation-api` computes the same object locally with `evaluateConfig(config, participant)`, from the same code as the server.
+         * @description What the team's config gives one participant at one moment: every flag by key, and every running experiment by key with the variant key the participant gets (null when it gets none), and why it gets that variant or none. The package `experimentation-api` computes the same object locally with `evaluateConfig(config, participant)`, from the same code as the server.
          * @example {
          *       "features": {
          *         "new_checkout": {
@@ -1903,6 +1903,9 @@ export interface components {
          *       },
          *       "experiments": {
          *         "checkout_button": "green"
+         *       },
+         *       "experiment_reasons": {
+         *         "checkout_button": "assigned"
          *       }
          *     }
          */
@@ -1912,6 +1915,10 @@ export interface components {
             };
             experiments: {
                 [key: string]: string | null;
+            };
+            /** @description Why each experiment of `experiments` (the same keys) answers what it does. The checks run in this order, and the first that fails is the reason: `conditions` (the attributes do not match the experiment's `conditions`), `exclusion_group` (the participant's position in the group falls outside the experiment's range), `coverage` (its coverage position falls outside `coverage`), `no_variant` (no variant's traffic takes its bucket); otherwise `assigned` (its bucket gives the variant). With `enrol: true`, a stored assignment is `enrolled`; a participant the rules would place but that has no stored assignment is `not_enrolled`. */
+            experiment_reasons: {
+                [key: string]: "assigned" | "enrolled" | "not_enrolled" | "conditions" | "exclusion_group" | "coverage" | "no_variant";
             };
         };
     };
@@ -3943,7 +3950,12 @@ export interface components {
                  *           }
                  *         },
                  *         "experiments": {
-                 *           "checkout_button": "green"
+                 *           "checkout_button": "green",
+                 *           "pricing_page": null
+                 *         },
+                 *         "experiment_reasons": {
+                 *           "checkout_button": "assigned",
+                 *           "pricing_page": "conditions"
                  *         }
                  *       }
                  *     }

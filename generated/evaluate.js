@@ -7305,15 +7305,16 @@ function isInRange(position, range) {
 }
 
 // server/domain/eligibility.ts
-function placeParticipant(targeting, participant, variants) {
+function placement(targeting, participant, variants) {
   const digest = admission(targeting, participant);
-  return digest && chooseVariant(variants, bucketOfDigest(digest, targeting.hashVersion), targeting.hashVersion);
+  if (typeof digest === "string") return digest;
+  return chooseVariant(variants, bucketOfDigest(digest, targeting.hashVersion), targeting.hashVersion) ?? "no_variant";
 }
 function admission(targeting, participant) {
-  if (!isEverybody(targeting.conditions) && !evaluateCondition(targeting.conditions, participant.attributes)) return null;
-  if (targeting.group && !isInRange(groupPosition(targeting.group.key, participant.key), targeting.group)) return null;
+  if (!isEverybody(targeting.conditions) && !evaluateCondition(targeting.conditions, participant.attributes)) return "conditions";
+  if (targeting.group && !isInRange(groupPosition(targeting.group.key, participant.key), targeting.group)) return "exclusion_group";
   const digest = assignmentDigest(targeting.seed, participant.key);
-  return isCovered(coveragePositionOfDigest(digest), targeting.coverage) ? digest : null;
+  return isCovered(coveragePositionOfDigest(digest), targeting.coverage) ? digest : "coverage";
 }
 function isEverybody(condition) {
   for (const _ in condition) return false;
@@ -7360,9 +7361,13 @@ function inRollout(flagKey, participant, percentage) {
 function evaluateConfig(config, participant, options = {}) {
   const attributes = participant.attributes ?? {};
   const experiments = {};
+  const reasons = {};
   for (const experiment of config.experiments) {
     const decided = options.assignments && Object.hasOwn(options.assignments, experiment.key) ? options.assignments[experiment.key] : void 0;
-    experiments[experiment.key] = decided !== void 0 ? decided : experimentVariant(experiment, participant.key, attributes);
+    const placed = experimentPlacement(experiment, participant.key, attributes);
+    const byRules = typeof placed === "string" ? null : placed.key;
+    experiments[experiment.key] = decided !== void 0 ? decided : byRules;
+    reasons[experiment.key] = decided === void 0 ? typeof placed === "string" ? placed : "assigned" : decided !== null ? "enrolled" : typeof placed === "string" ? placed : "not_enrolled";
   }
   const context = {
     participant: participant.key,
@@ -7372,9 +7377,9 @@ function evaluateConfig(config, participant, options = {}) {
   };
   const features = {};
   for (const flag of config.features) features[flag.key] = evaluateFlag(flag, context);
-  return { features, experiments };
+  return { features, experiments, experiment_reasons: reasons };
 }
-function experimentVariant(experiment, participant, attributes) {
+function experimentPlacement(experiment, participant, attributes) {
   const group = experiment.exclusion_group;
   const targeting = {
     seed: experiment.seed,
@@ -7383,7 +7388,7 @@ function experimentVariant(experiment, participant, attributes) {
     group: group && { key: group.key, start: toHundredths(group.start), end: toHundredths(group.end) },
     conditions: experiment.conditions
   };
-  return placeParticipant(targeting, { key: participant, attributes }, experiment.variants)?.key ?? null;
+  return placement(targeting, { key: participant, attributes }, experiment.variants);
 }
 
 // scripts/package/evaluate.ts

@@ -7649,15 +7649,16 @@ function isInRange(position, range) {
 }
 
 // server/domain/eligibility.ts
-function placeParticipant(targeting, participant, variants) {
+function placement(targeting, participant, variants) {
   const digest = admission(targeting, participant);
-  return digest && chooseVariant(variants, bucketOfDigest(digest, targeting.hashVersion), targeting.hashVersion);
+  if (typeof digest === "string") return digest;
+  return chooseVariant(variants, bucketOfDigest(digest, targeting.hashVersion), targeting.hashVersion) ?? "no_variant";
 }
 function admission(targeting, participant) {
-  if (!isEverybody(targeting.conditions) && !evaluateCondition(targeting.conditions, participant.attributes)) return null;
-  if (targeting.group && !isInRange(groupPosition(targeting.group.key, participant.key), targeting.group)) return null;
+  if (!isEverybody(targeting.conditions) && !evaluateCondition(targeting.conditions, participant.attributes)) return "conditions";
+  if (targeting.group && !isInRange(groupPosition(targeting.group.key, participant.key), targeting.group)) return "exclusion_group";
   const digest = assignmentDigest(targeting.seed, participant.key);
-  return isCovered(coveragePositionOfDigest(digest), targeting.coverage) ? digest : null;
+  return isCovered(coveragePositionOfDigest(digest), targeting.coverage) ? digest : "coverage";
 }
 function isEverybody(condition) {
   for (const _ in condition) return false;
@@ -7702,6 +7703,10 @@ function inRollout(flagKey, participant, percentage) {
 
 // server/domain/evaluation.ts
 function experimentVariant(experiment, participant, attributes) {
+  const placed = experimentPlacement(experiment, participant, attributes);
+  return typeof placed === "string" ? null : placed.key;
+}
+function experimentPlacement(experiment, participant, attributes) {
   const group = experiment.exclusion_group;
   const targeting = {
     seed: experiment.seed,
@@ -7710,7 +7715,7 @@ function experimentVariant(experiment, participant, attributes) {
     group: group && { key: group.key, start: toHundredths(group.start), end: toHundredths(group.end) },
     conditions: experiment.conditions
   };
-  return placeParticipant(targeting, { key: participant, attributes }, experiment.variants)?.key ?? null;
+  return placement(targeting, { key: participant, attributes }, experiment.variants);
 }
 
 // sdk/decisions.ts

@@ -25,23 +25,33 @@ export interface Candidate {
   attributes: ConditionAttributes;
 }
 
+/** Why a participant does not enter: the first check it failed, in the order they run. */
+export type Refusal = 'conditions' | 'exclusion_group' | 'coverage';
+
 /** Whether the participant qualifies: its attributes match, and it is inside its group range (if any) and the coverage. */
 export function admits(targeting: Targeting, participant: Candidate): boolean {
-  return admission(targeting, participant) !== null;
+  return admission(targeting, participant) instanceof Uint8Array;
 }
 
 /** The variant a qualifying participant gets, or null when it does not qualify or no variant takes its bucket. */
 export function placeParticipant<V extends { traffic: number }>(targeting: Targeting, participant: Candidate, variants: readonly V[]): V | null {
-  const digest = admission(targeting, participant);
-  return digest && chooseVariant(variants, bucketOfDigest(digest, targeting.hashVersion), targeting.hashVersion);
+  const placed = placement(targeting, participant, variants);
+  return typeof placed === 'string' ? null : placed;
 }
 
-/** The participant's assignment digest when it qualifies, else null. */
-function admission(targeting: Targeting, participant: Candidate): Uint8Array | null {
-  if (!isEverybody(targeting.conditions) && !evaluateCondition(targeting.conditions, participant.attributes)) return null;
-  if (targeting.group && !isInRange(groupPosition(targeting.group.key, participant.key), targeting.group)) return null;
+/** The variant a qualifying participant gets; else why it gets none (`no_variant`: no variant takes its bucket). */
+export function placement<V extends { traffic: number }>(targeting: Targeting, participant: Candidate, variants: readonly V[]): V | Refusal | 'no_variant' {
+  const digest = admission(targeting, participant);
+  if (typeof digest === 'string') return digest;
+  return chooseVariant(variants, bucketOfDigest(digest, targeting.hashVersion), targeting.hashVersion) ?? 'no_variant';
+}
+
+/** The participant's assignment digest when it qualifies, else the check it failed. */
+function admission(targeting: Targeting, participant: Candidate): Uint8Array | Refusal {
+  if (!isEverybody(targeting.conditions) && !evaluateCondition(targeting.conditions, participant.attributes)) return 'conditions';
+  if (targeting.group && !isInRange(groupPosition(targeting.group.key, participant.key), targeting.group)) return 'exclusion_group';
   const digest = assignmentDigest(targeting.seed, participant.key);
-  return isCovered(coveragePositionOfDigest(digest), targeting.coverage) ? digest : null;
+  return isCovered(coveragePositionOfDigest(digest), targeting.coverage) ? digest : 'coverage';
 }
 
 /** `{}`: the condition that holds for everyone, skipped without evaluating. */

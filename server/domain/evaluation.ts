@@ -4,7 +4,7 @@
  */
 import type { components } from '../../generated/api';
 import { toHundredths } from './coverage';
-import { placeParticipant } from './eligibility';
+import { placement } from './eligibility';
 import { evaluateFlag } from './flag-rules';
 
 type Config = components['schemas']['Config'];
@@ -27,9 +27,13 @@ export interface EvaluationOptions {
 export function evaluateConfig(config: Config, participant: EvaluatedParticipant, options: EvaluationOptions = {}): Evaluation {
   const attributes = participant.attributes ?? {};
   const experiments: Evaluation['experiments'] = {};
+  const reasons: Evaluation['experiment_reasons'] = {};
   for (const experiment of config.experiments) {
     const decided = options.assignments && Object.hasOwn(options.assignments, experiment.key) ? options.assignments[experiment.key] : undefined;
-    experiments[experiment.key] = decided !== undefined ? decided : experimentVariant(experiment, participant.key, attributes);
+    const placed = experimentPlacement(experiment, participant.key, attributes);
+    const byRules = typeof placed === 'string' ? null : placed.key;
+    experiments[experiment.key] = decided !== undefined ? decided : byRules;
+    reasons[experiment.key] = decided === undefined ? (typeof placed === 'string' ? placed : 'assigned') : decided !== null ? 'enrolled' : typeof placed === 'string' ? placed : 'not_enrolled';
   }
   const context = {
     participant: participant.key,
@@ -39,11 +43,17 @@ export function evaluateConfig(config: Config, participant: EvaluatedParticipant
   };
   const features: Evaluation['features'] = {};
   for (const flag of config.features) features[flag.key] = evaluateFlag(flag, context);
-  return { features, experiments };
+  return { features, experiments, experiment_reasons: reasons };
 }
 
 /** The variant the experiment's published rules give the participant (eligibility.ts), or null. */
 export function experimentVariant(experiment: ConfigExperiment, participant: string, attributes: Attributes): string | null {
+  const placed = experimentPlacement(experiment, participant, attributes);
+  return typeof placed === 'string' ? null : placed.key;
+}
+
+/** The variant the experiment's published rules give the participant, or why they give none. */
+function experimentPlacement(experiment: ConfigExperiment, participant: string, attributes: Attributes) {
   const group = experiment.exclusion_group;
   const targeting = {
     seed: experiment.seed,
@@ -52,5 +62,5 @@ export function experimentVariant(experiment: ConfigExperiment, participant: str
     group: group && { key: group.key, start: toHundredths(group.start), end: toHundredths(group.end) },
     conditions: experiment.conditions,
   };
-  return placeParticipant(targeting, { key: participant, attributes }, experiment.variants)?.key ?? null;
+  return placement(targeting, { key: participant, attributes }, experiment.variants);
 }

@@ -63,6 +63,7 @@ describe.each(engines)('POST /api/teams/{team}/evaluate on %s', (engine) => {
         dark_mode: { value: null, reason: 'disabled', rule: null },
       },
       experiments: { checkout_test: variant },
+      experiment_reasons: { checkout_test: 'assigned' },
     });
     expect(second.data?.data.features.checkout).toEqual({ value: 'german', reason: 'rule', rule: 0 });
     expect(await participantStatus(team, 'user-1')).toBe(404);
@@ -92,9 +93,33 @@ describe.each(engines)('POST /api/teams/{team}/evaluate on %s', (engine) => {
     const hashed = await evaluate(team, { participant });
 
     expect(enrolled.data?.data.experiments.checkout_test).toBe('treatment');
+    expect(enrolled.data?.data.experiment_reasons.checkout_test).toBe('enrolled');
     expect(enrolled.data?.data.features.checkout?.value).toBe('one_page');
     expect(hashed.data?.data.experiments.checkout_test).toBe('control');
     expect(hashed.data?.data.features.checkout?.value).toBe('classic');
+  });
+
+  it('when an experiment gives a participant no variant, then its reason names the check that kept it out: conditions before coverage', async () => {
+    const team = await arranged();
+    const updated = await team.api.PUT('/api/teams/{team}/experiments/{experiment}', {
+      params: { path: { team: team.id, experiment: 'checkout_test' } },
+      body: { conditions: { country: 'DE' }, coverage: 50 },
+    });
+    expect(updated.response.status).toBe(200);
+    const participants = Array.from({ length: 40 }, (_, i) => `v-${i}`);
+
+    const answers = await Promise.all(
+      participants.flatMap((participant) => ['DE', 'FR'].map(async (country) => ({ country, ...(await evaluate(team, { participant, attributes: { country } })).data!.data }))),
+    );
+
+    for (const answer of answers.filter((a) => a.country === 'FR')) {
+      expect(answer.experiments.checkout_test).toBeNull();
+      expect(answer.experiment_reasons.checkout_test).toBe('conditions');
+    }
+    const germans = answers.filter((a) => a.country === 'DE');
+    for (const answer of germans) expect(answer.experiment_reasons.checkout_test).toBe(answer.experiments.checkout_test === null ? 'coverage' : 'assigned');
+    // Both sides of the 50 % coverage are seen.
+    expect(new Set(germans.map((a) => a.experiment_reasons.checkout_test))).toEqual(new Set(['coverage', 'assigned']));
   });
 
   it('when the quota is used up, then enrol is a 402 that stores nothing, and evaluation without enrol still answers', async () => {

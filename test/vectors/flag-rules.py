@@ -16,22 +16,23 @@ def bucket(seed, key, buckets, separator=':'):
 def hundredths(percent):
     return round(percent * 100)
 
-def variant_of(experiment, participant, attributes):
+def placement(experiment, participant, attributes):
+    """(variant key or None, reason): the first check that fails is the reason."""
     if not matches(experiment['conditions'], attributes):
-        return None
+        return None, 'conditions'
     group = experiment['exclusion_group']
     if group is not None and not hundredths(group['start']) <= scaled(group['key'] + '/' + participant, 0, 10000) < hundredths(group['end']):
-        return None
+        return None, 'exclusion_group'
     digest = experiment['seed'] + ':' + participant
     if not scaled(digest, 4, 10000) < hundredths(experiment['coverage']):
-        return None
+        return None, 'coverage'
     buckets = {1: 100, 2: 10000}[experiment['hash_version']]
     b, cumulative = scaled(digest, 0, buckets), 0
     for variant in experiment['variants']:
         cumulative += variant['traffic'] * buckets // 100
         if b < cumulative:
-            return variant['key']
-    return None
+            return variant['key'], 'assigned'
+    return None, 'no_variant'
 
 def matches(condition, attributes):
     for name, wanted in condition.items():
@@ -75,7 +76,8 @@ def served(rule, flag_key, participant, attributes, now, variants):
     return (rule['variants'][variant],) if variant is not None and variant in rule['variants'] else None
 
 def evaluate(config, participant, attributes, now):
-    experiments = {e['key']: variant_of(e, participant, attributes) for e in config['experiments']}
+    placed = {e['key']: placement(e, participant, attributes) for e in config['experiments']}
+    experiments = {key: variant for key, (variant, _) in placed.items()}
     features = {}
     for flag in config['features']:
         if not flag['enabled']:
@@ -87,7 +89,7 @@ def evaluate(config, participant, attributes, now):
             if value is not None:
                 features[flag['key']] = {'value': value[0], 'reason': 'rule', 'rule': index}
                 break
-    return {'features': features, 'experiments': experiments}
+    return {'features': features, 'experiments': experiments, 'experiment_reasons': {key: reason for key, (_, reason) in placed.items()}}
 
 NOW = '2026-11-24T12:00:00.000Z'
 PAST, FUTURE = '2000-01-01T00:00:00.000Z', '2999-01-01T00:00:00.000Z'
