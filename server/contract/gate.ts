@@ -2,7 +2,7 @@ import type { Express } from 'express';
 import * as OpenApiValidator from 'express-openapi-validator';
 import { authenticate, type Identify } from '../auth/authenticate';
 import { contractPath, type ContractDocument } from './document';
-import { bareContentType, jsonBodies, plainQueryOnly, wellFormedText } from './request-guards';
+import { bareContentType, jsonBodies, plainQueryOnly, sixDecimals, wellFormedText } from './request-guards';
 import { pageDepthGuard } from '../routes/pagination';
 import { knownOperations } from './routing';
 
@@ -32,8 +32,8 @@ export function validatorOptions({ validateRequests, validateResponses }: GateOp
 
 /**
  * What a request to the API passes before any route — the contract's routing (404/405),
- * authentication (401/403), the body guards (400/413/415), the validator (400), the check
- * that every string of the body is well-formed (400) and the depth bound of pages (400) — the same for
+ * authentication (401/403), the body guards (400/413/415), the validator (400), the checks
+ * that every string of the body is well-formed and numbers have at most six decimals (400) and the depth bound of pages (400) — the same for
  * the server and the mock, so that both refuse exactly the same requests.
  */
 export function useContractGate(app: Express, contract: ContractDocument, identify: Identify, { validateRequests, validateResponses }: GateOptions): void {
@@ -42,6 +42,6 @@ export function useContractGate(app: Express, contract: ContractDocument, identi
   app.use(plainQueryOnly, bareContentType, ...jsonBodies());
   app.use(OpenApiValidator.middleware(validatorOptions({ validateRequests, validateResponses })));
   // After the validator: its 400s for the shape come first, and a body it let through is shallow.
-  app.use('/api', wellFormedText);
+  app.use('/api', wellFormedText, sixDecimals);
   app.use('/api', pageDepthGuard);
 }

@@ -1,5 +1,6 @@
 import contentType from 'content-type';
 import express, { type RequestHandler } from 'express';
+import { toMicros, VALUE_DECIMALS } from '../domain/metric';
 import { BadRequest, UnsupportedMediaType } from '../http/errors';
 import { operationOf } from './routing';
 
@@ -138,3 +139,26 @@ function malformedIn(body: unknown): string | undefined {
   }
   return undefined;
 }
+
+/**
+ * Numbers the contract allows at most six decimals (`VALUE_DECIMALS`), by operation: an event's
+ * `cap` and an ingest's `value`. Checked at the gate, so that the mock, which stores nothing,
+ * refuses them as the server does (400 naming the field).
+ */
+const DECIMAL_FIELDS: Record<string, (body: any) => Array<[string, unknown]>> = {
+  events_create: (body) => [['/body/cap', body?.cap]],
+  events_update: (body) => [['/body/cap', body?.cap]],
+  ingest: (body) => [['/body/value', body?.value]],
+  ingest_batch: (body) => (Array.isArray(body?.items) ? body.items.map((item: any, i: number) => [`/body/items/${i}/value`, item?.value]) : []),
+};
+
+export const sixDecimals: RequestHandler = (req, res, next) => {
+  const fields = res.locals.operation && DECIMAL_FIELDS[operationOf(res).operationId];
+  for (const [path, value] of fields ? fields(req.body) : []) {
+    if (typeof value === 'number' && toMicros(value) === null) {
+      const message = `must have at most ${VALUE_DECIMALS} decimals`;
+      throw new BadRequest(`${path} ${message}.`, [{ path, message }]);
+    }
+  }
+  next();
+};

@@ -2,7 +2,7 @@ import express, { type Express } from 'express';
 import type { Logger } from 'pino';
 import type { Identify } from '../auth/authenticate';
 import { hashCredential, sameHash } from '../auth/credentials';
-import { loadContract } from '../contract/document';
+import { loadContract, parameterOf } from '../contract/document';
 import { corsHandler } from '../contract/cors';
 import { serveContract } from '../docs/routes';
 import { NotFound } from '../http/errors';
@@ -12,7 +12,7 @@ import { requestLog } from '../http/request-log';
 import { operationOf } from '../contract/routing';
 import { teamIdOf } from '../teams/middleware';
 import type { TeamRow } from '../teams/store';
-import { documentedAnswer, preferenceOf } from './examples';
+import { documentedAnswer, preferenceOf, withRequestedKeys } from './examples';
 
 export interface MockOptions {
   logger: Logger;
@@ -60,7 +60,9 @@ export function createMockApp({ logger, team, token, ingestKey }: MockOptions): 
   });
   app.use('/api', (req, res) => {
     const operation = operations.get(operationOf(res).operationId)!;
-    const answer = documentedAnswer(contract as object, operation, preferenceOf(req.get('prefer')));
+    const documented = documentedAnswer(contract as object, operation, preferenceOf(req.get('prefer')));
+    const parameters = (operation.parameters ?? []).map((parameter) => parameterOf(contract, parameter));
+    const answer = withRequestedKeys(documented, parameters, (req as { openapi?: { pathParams?: Record<string, string> } }).openapi?.pathParams ?? {});
     res.status(answer.status).set(answer.headers);
     if (answer.mediaType === null) res.end();
     // The config stream's example: its messages, then the end (a client reconnects as it would to the server).

@@ -76,3 +76,21 @@ export function documentedAnswer(document: Node, operation: Node, preference: Pr
   }
   return { status: Number(code), mediaType, body, headers };
 }
+
+/**
+ * The answer's `detail` speaking of what the request named: a problem example names its path
+ * parameters' example values (`No experiment 'checkout_button' in team 1.`); a request for
+ * `/experiments/x` reads `No experiment 'x' in team 1.`
+ */
+export function withRequestedKeys(answer: MockAnswer, parameters: Node[], requested: Record<string, string | undefined>): MockAnswer {
+  const body = answer.body as Node | undefined;
+  if (typeof body?.detail !== 'string') return answer;
+  let detail: string = body.detail;
+  for (const parameter of parameters) {
+    const value = requested[parameter.name];
+    if (parameter.in !== 'path' || parameter.example === undefined || value === undefined) continue;
+    const example = String(parameter.example);
+    detail = parameter.name === 'team' ? detail.replace(new RegExp(`\\bteam ${example}\\b`, 'g'), `team ${value}`) : detail.replaceAll(`'${example}'`, `'${value}'`);
+  }
+  return { ...answer, body: { ...body, detail } };
+}

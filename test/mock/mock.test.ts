@@ -148,6 +148,31 @@ describe('the mock', () => {
     }
   });
 
+  it.each([
+    ['PUT', 'events/purchase', { cap: 1.1234567 }, '/body/cap'],
+    ['POST', 'events', { key: 'capped_seven', cap: 0.0000001 }, '/body/cap'],
+    ['POST', 'ingest', { participant: 'p-1', event: 'purchase', value: 2.5000001 }, '/body/value'],
+    ['POST', 'ingest/batch', { items: [{ participant: 'p-1' }, { participant: 'p-2', event: 'purchase', value: 1.1234567 }] }, '/body/items/1/value'],
+  ])('when %s %s carries a number with seven decimals, then the mock, like the server, answers 400 naming it', async (method, path, body, field) => {
+    const credential = path.startsWith('ingest') ? target.ingestKey : target.token;
+    const answers = await Promise.all(
+      [mockUrl, server().baseUrl].map((base) =>
+        fetch(`${base}/api/teams/${target.id}/${path}`, { method, headers: { authorization: `Bearer ${credential}`, 'content-type': 'application/json' }, body: JSON.stringify(body) }),
+      ),
+    );
+    const [fromMock, fromServer] = await Promise.all(answers.map(async (response) => ({ status: response.status, body: (await response.json()) as { errors: Array<{ path: string }> } })));
+    expect(fromMock).toEqual(fromServer);
+    expect(fromMock.status).toBe(400);
+    expect(fromMock.body.errors.map((e) => e.path)).toEqual([field]);
+  });
+
+  it('when Prefer asks for the 404 of a keyed resource, then its detail names the key and team the request named', async () => {
+    const answer = await fetch(`${mockUrl}/api/teams/${target.id}/experiments/x`, { headers: { authorization: `Bearer ${target.token}`, prefer: 'code=404' } });
+    const body = (await answer.json()) as { detail: string };
+    expect(answer.status).toBe(404);
+    expect(body.detail).toBe(`No experiment 'x' in team ${target.id}.`);
+  });
+
   it('when npm run mock is started with a port and credentials, then it answers with them and refuses others', async () => {
     const port = await freePort();
     const child = spawn('npm', ['run', '-s', 'mock', '--', '--port', String(port), '--team', '7', '--token', 'front-end-token', '--ingest-key', 'front-end-key'], {
