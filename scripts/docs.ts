@@ -18,7 +18,32 @@ const outDir = join(root, 'dist', 'docs');
 const documentPath = join(outDir, 'openapi.json');
 const pagePath = join(outDir, 'index.html');
 const changelogPath = join(outDir, 'changelog.html');
-const changelog = readFileSync(join(root, 'CHANGELOG.md'), 'utf8');
+const changelog = apiChangesFirst(readFileSync(join(root, 'CHANGELOG.md'), 'utf8'));
+
+/**
+ * The changelog as its readers look for it: in each release, the entries that change no operation
+ * (storage, internals: "**Modification:** no operation changes. …") move from their section into
+ * one of their own, "Without API changes", at the end of the release, so that the page opens with
+ * what changed in the API. /changelog.md stays the file as written.
+ */
+function apiChangesFirst(markdown: string): string {
+  const [head, ...releases] = markdown.split(/^(?=## )/m);
+  return [head, ...releases.map(reorderRelease)].join('');
+}
+
+function reorderRelease(release: string): string {
+  const [title, ...sections] = release.split(/^(?=### )/m);
+  const internal: string[] = [];
+  const kept = sections.map((section) => {
+    const [heading, ...entries] = section.split(/^(?=- )/m);
+    const api = entries.filter((entry) => !/^- \*\*Modification:\*\* no operation changes\b/.test(entry) || !internal.push(entry));
+    return api.length > 0 ? `${heading}${api.join('')}` : '';
+  });
+  if (internal.length === 0) return release;
+  const last = internal.length - 1;
+  internal[last] = internal[last]!.replace(/\n*$/, '\n\n');
+  return `${title}${kept.join('').replace(/\n*$/, '\n\n')}### Without API changes\n${internal.join('')}`;
+}
 
 /**
  * The changelog as the last entry of the sidebar, after the operations: a tag that holds only its
@@ -80,11 +105,18 @@ const document = JSON.parse(readFileSync(join(root, 'generated', 'openapi.json')
 document.tags = [...(document.tags ?? []), changelogTag()];
 mkdirSync(outDir, { recursive: true });
 writeFileSync(documentPath, JSON.stringify(document));
-execFileSync(join(root, 'node_modules/.bin/redocly'), ['build-docs', documentPath, '--inlineBundle', '--title', document.info.title, '-o', pagePath], {
-  cwd: root,
-  stdio: ['ignore', 'ignore', 'inherit'],
-  env: { ...process.env, REDOCLY_TELEMETRY: 'off', REDOCLY_SUPPRESS_UPDATE_NOTICE: 'true' },
-});
+// Quiet unless it fails: Redocly prints notices (Node 20's end of life, Redoc 3) on every run, at every `npm start`.
+try {
+  execFileSync(join(root, 'node_modules/.bin/redocly'), ['build-docs', documentPath, '--inlineBundle', '--title', document.info.title, '-o', pagePath], {
+    cwd: root,
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env: { ...process.env, REDOCLY_TELEMETRY: 'off', REDOCLY_SUPPRESS_UPDATE_NOTICE: 'true' },
+  });
+} catch (error) {
+  const { stdout, stderr } = error as { stdout?: Buffer; stderr?: Buffer };
+  process.stderr.write(`${stdout ?? ''}${stderr ?? ''}`);
+  throw error;
+}
 const page = readFileSync(pagePath, 'utf8');
 if (!REDOC_LOGO.test(page)) throw new Error('Redoc no longer loads its logo from cdn.redoc.ly: check scripts/docs.ts');
 if (page.search(PRERENDERED_ROUTE) < 0) throw new Error('Redoc no longer prerenders its menu links as paths: check scripts/docs.ts');
@@ -95,4 +127,3 @@ const fixed = page
   .replace('<head>', `<head>\n    <link rel="icon" href="data:,">\n    ${TITLE_STYLE}`);
 writeFileSync(pagePath, fixed);
 writeFileSync(changelogPath, changelogPage(document.info.title));
-console.log(`docs: ${pagePath}, ${changelogPath}`);

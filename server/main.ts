@@ -5,6 +5,7 @@ import { ConfigStreams } from './config/streams';
 import { ServiceUnavailable } from './http/errors';
 import { writeProblem } from './http/problem';
 import { sweepIngestKeys } from './ingest/keys';
+import { recordAddress, urlOf } from './address';
 import { seconds, settingsFromEnv } from './settings';
 import { openStorage } from './storage/database';
 
@@ -91,8 +92,14 @@ server.on('error', (error) => {
   process.exit(1);
 });
 
+let forgetAddress = () => {};
 server.listen(settings.port, settings.host, () => {
-  logger.info({ port: settings.port, host: settings.host, storage: storage.engine, durability: storage.durability }, `listening on http://${settings.host}:${settings.port} (docs at /docs)`);
+  const address = server.address();
+  const port = typeof address === 'object' && address ? address.port : settings.port;
+  const url = urlOf(settings.host, port);
+  // SQLite's data directory is this server's own; PostgreSQL's servers share no directory.
+  if (storage.engine === 'sqlite') forgetAddress = recordAddress(settings.dataDir, url);
+  logger.info({ port, host: settings.host, storage: storage.engine, durability: storage.durability }, `listening on ${url} (docs at /docs)`);
 });
 
 /**
@@ -116,6 +123,7 @@ function shutDown(signal: NodeJS.Signals): void {
   }, lifecycle.shutdownTimeoutMs).unref();
 
   stopSweeping();
+  forgetAddress();
   for (const res of inFlight) if (!res.headersSent) res.setHeader('Connection', 'close');
   // Config streams would never finish by themselves: they end now, and their clients reconnect elsewhere.
   configStreams.endAll();

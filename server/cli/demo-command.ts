@@ -12,7 +12,8 @@ a new API token of the demo user and the pages to open with the service started 
 
 Run again, it reuses what it made (a new token each time); --reset deletes the demo team and
 starts again. Storage: DATABASE_URL (PostgreSQL) or DATA_DIR (SQLite, default ./data), as for
-the server; HOST and PORT (127.0.0.1:3000) make the printed addresses.`;
+the server. The printed addresses are those of the server running on that SQLite storage (it
+records where it listens in DATA_DIR/address), else HOST and PORT (127.0.0.1:3000).`;
 
 export const DEMO_EMAIL = 'demo@example.com';
 export const DEMO_TEAM = 'Demo shop';

@@ -1,4 +1,4 @@
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawnSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { chromium, type Browser, type Locator } from 'playwright-core';
@@ -88,8 +88,24 @@ describe('GET /changelog', () => {
     expect(versions.length).toBeGreaterThan(3);
     expect([...html.matchAll(/<h2>(.*?)<\/h2>/g)].map((match) => match[1])).toEqual(versions);
     expect(html).toContain('<code>GET /api/teams/{team}/experiments/{experiment}/results</code>');
+    // Each release opens with its API changes; the entries that change no operation come last, under a heading of their own.
+    const internal = /<li>\s*(?:<p>)?<strong>Modification:<\/strong> no operation changes/;
+    for (const release of html.split('<h2>').slice(1)) {
+      const [api, without] = release.split('<h3>Without API changes</h3>') as [string, string | undefined];
+      expect(api).not.toMatch(internal);
+      if (without !== undefined) expect(without.split('<li>').slice(1).every((entry) => internal.test(`<li>${entry}`)), release.slice(0, 60)).toBe(true);
+    }
+    expect(html).toContain('<h3>Without API changes</h3>');
     expect(text.headers.get('content-type')).toMatch(/^text\/plain; charset=utf-8/);
     expect(await text.text()).toBe(readFileSync(`${root}CHANGELOG.md`, 'utf8'));
+  });
+});
+
+describe('npm run docs (part of npm start)', () => {
+  it('when it builds the docs, then it prints nothing: no notices of the tools it runs at every start', async () => {
+    const run = spawnSync('npm', ['run', '-s', 'docs'], { cwd: root, encoding: 'utf8' });
+    expect(run.status).toBe(0);
+    expect(`${run.stdout}${run.stderr}`).toBe('');
   });
 });
 

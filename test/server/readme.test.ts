@@ -2,7 +2,7 @@
 // port and a scratch project instead of ./data, :3000 and their own — except `npm ci` and
 // `npm test` (CI runs both: .ci/run) and the Quickstart (test/server/quickstart.test.ts).
 import { execFile, spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -53,6 +53,9 @@ describe('the README', () => {
       await expect.poll(() => fetch(`${base}/api/health`).then((r) => r.status, () => 0), { timeout: 120_000, interval: 250 }).toBe(200);
       expect((await fetch(`${base}/docs`)).status).toBe(200);
       expect((await fetch(`${base}/changelog`)).status).toBe(200);
+      // The demo, run beside it without PORT, prints links to the port the server listens on.
+      const { stdout } = await bash('npm run -s demo -- --participants 100 --days 1', storageEnv);
+      expect(stdout).toContain(`${base}/docs`);
     } finally {
       process.kill(-child.pid!, 'SIGTERM');
       await cleanup();
@@ -96,12 +99,12 @@ describe('the README', () => {
   it('when the package blocks run, then the tarball packed here installs in a project of its own', async () => {
     const [pack, install] = blocksUnder("For the API's consumers");
     const scratch = mkdtempSync(join(tmpdir(), 'readme-package-'));
-    const before = new Set(readdirSync(root));
     try {
-      await bash(pack!);
-      const [tarball] = readdirSync(root).filter((file) => !before.has(file));
+      // Packed into the scratch project, not the repository: a tarball a reader packed here before
+      // (the README tells them to) is theirs, and has the same name.
+      await bash(pack!.replace('./generated', join(root, 'generated')), {}, scratch);
+      const [tarball] = readdirSync(scratch);
       expect(tarball).toMatch(/^experimentation-api-.+\.tgz$/);
-      renameSync(join(root, tarball!), join(scratch, tarball!));
       writeFileSync(join(scratch, 'package.json'), JSON.stringify({ name: 'a-consumer', private: true, type: 'module' }));
 
       await bash(install!, { npm_config_prefer_offline: 'true', npm_config_audit: 'false', npm_config_fund: 'false' }, scratch);
@@ -109,7 +112,6 @@ describe('the README', () => {
       expect(existsSync(join(scratch, 'node_modules/experimentation-api/client.js'))).toBe(true);
       expect(existsSync(join(scratch, 'node_modules/experimentation-api/LICENSE'))).toBe(true);
     } finally {
-      for (const file of readdirSync(root)) if (!before.has(file) && file.endsWith('.tgz')) rmSync(join(root, file), { force: true });
       rmSync(scratch, { recursive: true, force: true });
     }
   }, 300_000);
@@ -141,6 +143,9 @@ describe('the README', () => {
       const { stdout } = await bash(verify!.replace('http://127.0.0.1:3000', server.baseUrl), { TOKEN: team.token, INGEST_KEY: team.ingestKey });
 
       expect(stdout).toMatch(/42 of 42 operations conform/);
+      // npm prints the script's command line: the credentials must not be on it.
+      expect(stdout).not.toContain(team.token);
+      expect(stdout).not.toContain(team.ingestKey);
       expect(readFileSync(report, 'utf8')).toContain('failures="0"');
     } finally {
       rmSync(report, { force: true });
