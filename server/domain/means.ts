@@ -14,6 +14,12 @@ export interface MeanArm {
   sum: number;
   /** Σy² over the arm's participants. */
   sumOfSquares: number;
+  /**
+   * The same sums exactly, as storage keeps them: Σy in micro-units, Σy² in micro-units squared.
+   * When given, the variance is computed from them without rounding — in doubles, Σy² − (Σy)²/n
+   * loses every digit of a variance of 2.5·10⁻⁵ next to a Σy² of 2·10²⁰.
+   */
+  micros?: { sum: bigint; sumOfSquares: bigint };
 }
 
 export interface MeanSummary {
@@ -42,9 +48,34 @@ export function summarise(arm: MeanArm): MeanSummary | null {
   }
   if (n === 0) return null;
   const mean = arm.sum / n;
-  // Σy² − (Σy)²/n, floored at 0: rounding may leave a tiny negative where all y are equal.
-  const variance = n < 2 ? null : Math.max(0, (arm.sumOfSquares - (arm.sum * arm.sum) / n) / (n - 1));
-  return { mean, variance };
+  return { mean, variance: n < 2 ? null : squaredDeviations(arm) / (n - 1) };
+}
+
+const MICROS_SQUARED = 1e12;
+
+/**
+ * m_V − m_C of two arms with participants: from the exact sums when both have them,
+ * (Σy_V·n_C − Σy_C·n_V) / (n_V·n_C) rounded once — two means near 10⁹ keep only some 10⁻⁷ of
+ * their difference as doubles.
+ */
+export function meanDifference(arm: MeanArm, control: MeanArm): number {
+  if (!arm.micros || !control.micros) return arm.sum / arm.participants - control.sum / control.participants;
+  const nV = BigInt(arm.participants);
+  const nC = BigInt(control.participants);
+  return Number(arm.micros.sum * nC - control.micros.sum * nV) / (arm.participants * control.participants) / 1e6;
+}
+
+/**
+ * Σ(y − m)² = (nΣy² − (Σy)²) / n: from the exact sums when the arm has them (one rounding, at the
+ * end), else in doubles floored at 0, where rounding may leave a tiny negative when all y are equal.
+ */
+function squaredDeviations(arm: MeanArm): number {
+  const n = arm.participants;
+  if (arm.micros) {
+    const { sum, sumOfSquares } = arm.micros;
+    return Math.max(0, Number(BigInt(n) * sumOfSquares - sum * sum)) / n / MICROS_SQUARED;
+  }
+  return Math.max(0, arm.sumOfSquares - (arm.sum * arm.sum) / n);
 }
 
 /** Welch–Satterthwaite degrees of freedom of a / n_a + b / n_b, with a and b the two variance terms. */
@@ -72,7 +103,7 @@ export function compareMeans(arm: MeanArm, control: MeanArm, confidence = 0.95):
   if (!(standardError > 0)) return null;
   const degreesOfFreedom = welchDegreesOfFreedom(termV, arm.participants, termC, control.participants);
   const quantile = tQuantile(1 - (1 - confidence) / 2, degreesOfFreedom);
-  const difference = v.mean - c.mean;
+  const difference = meanDifference(arm, control);
   const result: MeanComparison = {
     difference,
     standardError,
@@ -85,7 +116,7 @@ export function compareMeans(arm: MeanArm, control: MeanArm, confidence = 0.95):
     relativeInterval: null,
   };
   if (c.mean > 0) {
-    const relative = v.mean / c.mean - 1;
+    const relative = difference / c.mean;
     const relativeSe = Math.sqrt(termV / c.mean ** 2 + (termC * v.mean ** 2) / c.mean ** 4);
     Object.assign(result, {
       relativeUplift: relative,

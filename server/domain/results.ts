@@ -60,17 +60,16 @@ function verdictOf(sequence: Interval | null, arm: { participants: number }, con
   return 'no_difference';
 }
 
-/** One day's change of one variant's counters (negative when participants left); `sum` and `sumOfSquares` those of the event's metric. */
+/** One day's change of one variant's counters (negative when participants left); `micros` the exact sums of the event's metric (see MeanArm). */
 export interface DailyChange {
   variantId: number;
   day: string;
   participants: number;
   uniqueConversions: number;
-  sum: number;
-  sumOfSquares: number;
+  micros: { sum: bigint; sumOfSquares: bigint };
 }
 
-export type DayArm = ArmRate & MeanArm;
+export type DayArm = ArmRate & Required<MeanArm>;
 
 export interface DayTotals {
   day: string;
@@ -84,7 +83,7 @@ export function cumulativeDays(changes: DailyChange[], variantIds: number[]): Da
   const byDay = new Map<string, DailyChange[]>();
   for (const change of changes) byDay.set(change.day, [...(byDay.get(change.day) ?? []), change]);
   const days = [...byDay.keys()].sort();
-  const running = new Map<number, DayArm>(variantIds.map((id) => [id, { participants: 0, uniqueConversions: 0, sum: 0, sumOfSquares: 0 }]));
+  const running = new Map<number, DayArm>(variantIds.map((id) => [id, { participants: 0, uniqueConversions: 0, sum: 0, sumOfSquares: 0, micros: { sum: 0n, sumOfSquares: 0n } }]));
   const result: DayTotals[] = [];
   for (let day = days[0]; day <= days[days.length - 1]; day = nextDay(day)) {
     for (const change of byDay.get(day) ?? []) {
@@ -92,8 +91,9 @@ export function cumulativeDays(changes: DailyChange[], variantIds: number[]): Da
       if (!total) continue;
       total.participants += change.participants;
       total.uniqueConversions += change.uniqueConversions;
-      total.sum += change.sum;
-      total.sumOfSquares += change.sumOfSquares;
+      total.micros = { sum: total.micros.sum + change.micros.sum, sumOfSquares: total.micros.sumOfSquares + change.micros.sumOfSquares };
+      total.sum = Number(total.micros.sum) / 1e6;
+      total.sumOfSquares = Number(total.micros.sumOfSquares) / 1e12;
     }
     result.push({ day, totals: new Map([...running].map(([id, total]) => [id, { ...total }])) });
   }

@@ -34,7 +34,7 @@ export type Direction = 'increase' | 'decrease';
 export type CorrectedVerdict = 'collecting' | 'no_difference' | 'variant_better' | 'variant_worse' | 'guardrail_violated';
 type ArmRate = Pick<ArmCounts, 'participants' | 'uniqueConversions'>;
 /** An arm as a comparison reads it: its rate's counts, and for a mean its sums. */
-export type RoleArm = ArmRate & Partial<Pick<MeanArm, 'sum' | 'sumOfSquares'>>;
+export type RoleArm = ArmRate & Partial<Pick<MeanArm, 'sum' | 'sumOfSquares' | 'micros'>>;
 
 /** The α every family is kept at and every guardrail is tested at. */
 export const ROLE_ALPHA = 0.05;
@@ -63,7 +63,7 @@ interface Comparison {
   enough: boolean;
 }
 
-const meanArm = (arm: RoleArm): MeanArm => ({ participants: arm.participants, sum: arm.sum ?? 0, sumOfSquares: arm.sumOfSquares ?? 0 });
+const meanArm = (arm: RoleArm): MeanArm => ({ participants: arm.participants, sum: arm.sum ?? 0, sumOfSquares: arm.sumOfSquares ?? 0, micros: arm.micros });
 
 function compare(arm: RoleArm, control: RoleArm, metric: RoleEvent['metric']): Comparison {
   const enough = arm.participants >= MINIMUM_PARTICIPANTS && control.participants >= MINIMUM_PARTICIPANTS;

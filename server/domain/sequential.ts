@@ -18,7 +18,7 @@
  */
 
 import type { MeanArm } from './means';
-import { summarise } from './means';
+import { meanDifference, summarise } from './means';
 import type { ArmCounts, Interval } from './statistics';
 
 type ArmRate = Pick<ArmCounts, 'participants' | 'uniqueConversions'>;
@@ -91,5 +91,5 @@ export function meansAlwaysValid(arm: MeanArm, control: MeanArm, alpha = 0.05, e
   const variance = v.variance / arm.participants + c.variance / control.participants;
   const sd = Math.sqrt((v.variance + c.variance) / 2);
   if (!(sd > 0)) return null;
-  return alwaysValid(v.mean - c.mean, variance, alpha, effectSize * sd);
+  return alwaysValid(meanDifference(arm, control), variance, alpha, effectSize * sd);
 }

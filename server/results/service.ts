@@ -78,8 +78,8 @@ function ordered(variants: ResolvedVariant[]): ResolvedVariant[] {
 
 function dailyChanges(daily: Awaited<ReturnType<typeof dailyChangesOf>>): DailyChange[] {
   return [
-    ...daily.participants.map((row) => ({ variantId: row.variant_id, day: row.day, participants: row.participants, uniqueConversions: 0, sum: 0, sumOfSquares: 0 })),
-    ...daily.conversions.map((row) => ({ variantId: row.variant_id, day: row.day, participants: 0, uniqueConversions: row.unique_conversions, sum: row.sum, sumOfSquares: row.sumOfSquares })),
+    ...daily.participants.map((row) => ({ variantId: row.variant_id, day: row.day, participants: row.participants, uniqueConversions: 0, micros: { sum: 0n, sumOfSquares: 0n } })),
+    ...daily.conversions.map((row) => ({ variantId: row.variant_id, day: row.day, participants: 0, uniqueConversions: row.unique_conversions, micros: row.micros })),
   ];
 }
 

@@ -1,5 +1,6 @@
 import { sql } from 'kysely';
 import type { Db } from '../storage/database';
+import { exact } from '../storage/exact-sums';
 
 /** The variants' counts on the chosen events only. */
 export async function countsOnEvents(db: Db, teamId: number, variantIds: number[], eventIds: number[]) {
@@ -35,7 +36,7 @@ const BY_DAY = sql`2`;
 
 /**
  * The daily roll-up of the variants' participants and, for one event, their conversions and the
- * sums of its metric (Σy in units, Σy² in units squared), from
+ * exact sums of its metric (Σy in micro-units, Σy² in micro-units squared), from
  * `from` on; what changed before `from` summed into `from` itself, so that the days' cumulative
  * totals are the same as from the whole roll-up, in a number of rows that does not grow with the
  * days before the window.
@@ -56,9 +57,9 @@ export async function dailyChangesOf(db: Db, teamId: number, variantIds: number[
       'variant_id',
       day.as('day'),
       (eb) => eb.fn.sum<number>('unique_conversions').as('unique_conversions'),
-      // Read as doubles, as the statistics read them: the exact sums (micro-units) are text on SQLite.
-      sql<number>`sum(cast(sum_y as double precision))`.as('sum_y'),
-      sql<number>`sum(cast(sum_y2 as double precision))`.as('sum_y2'),
+      // The exact sums (micro-units), listed as text and added as BigInts: no aggregate of either engine adds SQLite's text exactly.
+      sql<string>`string_agg(cast(sum_y as text), ',')`.as('sum_y'),
+      sql<string>`string_agg(cast(sum_y2 as text), ',')`.as('sum_y2'),
     ])
     .where('team_id', '=', teamId)
     .where('variant_id', 'in', variantIds)
@@ -67,6 +68,9 @@ export async function dailyChangesOf(db: Db, teamId: number, variantIds: number[
     .execute();
   return {
     participants: participants.map((row) => ({ ...row, participants: Number(row.participants) })),
-    conversions: conversions.map((row) => ({ ...row, unique_conversions: Number(row.unique_conversions), sum: Number(row.sum_y) / 1e6, sumOfSquares: Number(row.sum_y2) / 1e12 })),
+    conversions: conversions.map((row) => ({ ...row, unique_conversions: Number(row.unique_conversions), micros: { sum: addListed(row.sum_y), sumOfSquares: addListed(row.sum_y2) } })),
   };
 }
+
+/** The sum of a comma-separated list of exact sums. */
+const addListed = (listed: string): bigint => listed.split(',').reduce((total, value) => total + exact(value), 0n);

@@ -3,6 +3,7 @@ import { compareMeans, summarise, type MeanArm } from '../domain/means';
 import { minimumDetectableEffect, participantsNeededForRelative, rateArm } from '../domain/power';
 import { compareWithControl, sampleRatioMismatch, type ArmCounts } from '../domain/statistics';
 import { experimentNotFound } from '../experiments/service';
+import { exact } from '../storage/exact-sums';
 import type { ExperimentRow } from '../experiments/store';
 import type { Db } from '../storage/database';
 import type { TeamRow } from '../teams/store';
@@ -41,9 +42,10 @@ export function armTotalsOf(counts: Counts): (arm: { id: number; participants: n
       participants,
       conversions: row?.conversions ?? 0,
       uniqueConversions: row?.unique_conversions ?? 0,
-      // Kept exactly in micro-units (Σy²: micro-units squared); read as the nearest doubles.
+      // Kept exactly in micro-units (Σy²: micro-units squared): read as the nearest doubles, and exactly for the variance.
       sum: row ? Number(row.sum_y) / 1e6 : 0,
       sumOfSquares: row ? Number(row.sum_y2) / 1e12 : 0,
+      micros: { sum: exact(row?.sum_y), sumOfSquares: exact(row?.sum_y2) },
     };
   };
 }

@@ -1,4 +1,4 @@
-import { PostgresAdapter, type Insertable, type Selectable, type Updateable } from 'kysely';
+import { PostgresAdapter, sql, type Insertable, type Selectable, type Updateable } from 'kysely';
 import { jsonArrayFrom as postgresJsonArray } from 'kysely/helpers/postgres';
 import { jsonArrayFrom as sqliteJsonArray } from 'kysely/helpers/sqlite';
 import type { components } from '../../generated/api';
@@ -136,7 +136,8 @@ const experimentWithCounters = prepared((db, arg: Bind<{ teamId: number; experim
         eb
           .selectFrom('variant_event_counts as c')
           .innerJoin('variants as cv', 'cv.id', 'c.variant_id')
-          .select(['c.variant_id', 'c.event_id', 'c.conversions', 'c.unique_conversions', 'c.sum_y', 'c.sum_y2'])
+          // The exact sums as text: PostgreSQL's JSON would carry them as numbers, rounded to doubles when parsed.
+          .select(['c.variant_id', 'c.event_id', 'c.conversions', 'c.unique_conversions', sql<string>`cast(c.sum_y as text)`.as('sum_y'), sql<string>`cast(c.sum_y2 as text)`.as('sum_y2')])
           .whereRef('cv.experiment_id', '=', 'experiments.id')
           .whereRef('c.team_id', '=', 'experiments.team_id')
           .where((w) => w.or([w('cv.key', '=', arg((a) => a.variantKey)), w('cv.control', '=', true)])),

@@ -25,7 +25,10 @@ interface Vectors {
   participantsNeeded: Array<{ variant: { participants: number; variance: number }; control: { participants: number; variance: number }; effect: number; stillNeeded: number }>;
   planning: Array<{ metric: 'rate' | 'mean'; minimumEffect: number; control: Record<string, number> & { participants: number }; variant: Record<string, number> & { participants: number }; participantsNeeded: number | null }>;
   multiplicity: Array<{ pValues: number[]; holm: number[]; benjaminiHochberg: number[] }>;
+  largeValues: Array<{ control: StoredSums; variant: StoredSums; expected: Record<'controlVariance' | 'variantVariance' | 'difference' | 'standardError' | 'degreesOfFreedom' | 'pValue', number> }>;
 }
+/** An arm's sums as storage keeps them: micro-units, as decimal text. */
+type StoredSums = { participants: number; sum: string; sumOfSquares: string };
 // Computed by test/vectors/means.py, an independent pure-Python implementation.
 const vectors = JSON.parse(readFileSync(new URL('../vectors/means.json', import.meta.url), 'utf8')) as Vectors;
 const DECIMALS = 6;
@@ -120,6 +123,29 @@ describe('compareMeans — Welch and the delta method', () => {
     expect(compareMeans({ participants: 10, sum: 10, sumOfSquares: 10 }, { participants: 10, sum: 10, sumOfSquares: 10 })).toBeNull();
     expect(summarise({ participants: 0, sum: 0, sumOfSquares: 0 })).toBeNull();
     expect(() => summarise({ participants: 3, sum: Number.NaN, sumOfSquares: 1 })).toThrow(RangeError);
+  });
+});
+
+describe('audit, variance lost to rounding: values of 999 999 999.97 to 10⁹', () => {
+  const stored = (arm: StoredSums): MeanArm => {
+    const micros = { sum: BigInt(arm.sum), sumOfSquares: BigInt(arm.sumOfSquares) };
+    return { participants: arm.participants, sum: Number(micros.sum) / 1e6, sumOfSquares: Number(micros.sumOfSquares) / 1e12, micros };
+  };
+
+  it.each(vectors.largeValues.map((c, i) => [i + 1, c] as const))('when case %s is summarised from the exact sums, then the variances and Welch\'s test equal the reference from the values themselves (Python fractions)', (_, c) => {
+    const control = stored(c.control);
+    const variant = stored(c.variant);
+    // In doubles, Σy² − (Σy)²/n of these arms is rounding noise: the variance that was served.
+    expect(summarise({ ...control, micros: undefined })!.variance).not.toBeCloseTo(c.expected.controlVariance, 6);
+
+    expect(summarise(control)!.variance! / c.expected.controlVariance).toBeCloseTo(1, 12);
+    expect(summarise(variant)!.variance! / c.expected.variantVariance).toBeCloseTo(1, 12);
+    const comparison = compareMeans(variant, control)!;
+    expect(comparison.difference).toBeCloseTo(c.expected.difference, 6);
+    expect(comparison.standardError / c.expected.standardError).toBeCloseTo(1, 9);
+    expect(comparison.degreesOfFreedom).toBeCloseTo(c.expected.degreesOfFreedom, 4);
+    expect(comparison.pValue).toBeCloseTo(c.expected.pValue, 6);
+    expect(meansAlwaysValid(variant, control)).not.toBeNull();
   });
 });
 

@@ -4,19 +4,20 @@ import { confidenceSequence } from '../../server/domain/sequential';
 
 describe('cumulativeDays', () => {
   it('when changes fall on days with gaps and some are negative, then every day from the first to the last has the totals at its end', () => {
+    const micros = (sum: number, sumOfSquares: number) => ({ sum: BigInt(sum * 1e6), sumOfSquares: BigInt(sumOfSquares * 1e12) });
     const days = cumulativeDays(
       [
-        { variantId: 1, day: '2026-02-27', participants: 10, uniqueConversions: 0, sum: 0, sumOfSquares: 0 },
-        { variantId: 2, day: '2026-02-27', participants: 8, uniqueConversions: 0, sum: 0, sumOfSquares: 0 },
-        { variantId: 1, day: '2026-02-27', participants: 0, uniqueConversions: 3, sum: 4.5, sumOfSquares: 10.25 },
-        { variantId: 2, day: '2026-03-02', participants: -1, uniqueConversions: -1, sum: -2, sumOfSquares: -4 },
-        { variantId: 1, day: '2026-03-02', participants: 5, uniqueConversions: 1, sum: 1, sumOfSquares: 1 },
+        { variantId: 1, day: '2026-02-27', participants: 10, uniqueConversions: 0, micros: micros(0, 0) },
+        { variantId: 2, day: '2026-02-27', participants: 8, uniqueConversions: 0, micros: micros(0, 0) },
+        { variantId: 1, day: '2026-02-27', participants: 0, uniqueConversions: 3, micros: micros(4.5, 10.25) },
+        { variantId: 2, day: '2026-03-02', participants: -1, uniqueConversions: -1, micros: micros(-2, -4) },
+        { variantId: 1, day: '2026-03-02', participants: 5, uniqueConversions: 1, micros: micros(1, 1) },
       ],
       [1, 2],
     );
 
     // 2026 is not a leap year: February 28th, then March 1st
-    const arm = (participants: number, uniqueConversions: number, sum = 0, sumOfSquares = 0) => ({ participants, uniqueConversions, sum, sumOfSquares });
+    const arm = (participants: number, uniqueConversions: number, sum = 0, sumOfSquares = 0) => ({ participants, uniqueConversions, sum, sumOfSquares, micros: micros(sum, sumOfSquares) });
     expect(days.map(({ day, totals }) => [day, totals.get(1), totals.get(2)])).toEqual([
       ['2026-02-27', arm(10, 3, 4.5, 10.25), arm(8, 0)],
       ['2026-02-28', arm(10, 3, 4.5, 10.25), arm(8, 0)],

@@ -218,6 +218,40 @@ describe.each(engines)('count and value metrics on %s', (engine) => {
     expect(controlMeans.variance).toBeCloseTo(1.9639, 4);
   });
 
+  it('audit, variance lost to rounding: when value events carry 999 999 999.97 to 10⁹, then the served variances, Welch\'s test and the sequences are those of the values themselves (test/vectors/means.py), now and in the history', async () => {
+    // Arrange: test/vectors/means.json largeValues case 1 — the control alternates 999 999 999.99 and 10⁹ (50), the treatment 999 999 999.97, .98, 10⁹, 10⁹ (48)
+    const team = await server().newTeam();
+    const path = { team: team.id };
+    await team.api.POST('/api/teams/{team}/events', { params: { path }, body: { key: 'deposit', type: 'value' } });
+    await team.api.POST('/api/teams/{team}/experiments', { params: { path }, body: { key: 'large', event: 'deposit' } });
+    for (const variant of [{ key: 'control', control: true }, { key: 'treatment' }]) {
+      await team.api.POST('/api/teams/{team}/experiments/{experiment}/variants', { params: { path: { ...path, experiment: 'large' } }, body: variant });
+    }
+    await team.api.POST('/api/teams/{team}/experiments/{experiment}/start', { params: { path: { ...path, experiment: 'large' } } });
+    const arm = (variant: string, values: number[], times: number) =>
+      Array.from({ length: times }, (_, round) => values.map((value, i) => ({ participant: `${variant}-${round}-${i}`, experiment: 'large', variant, event: 'deposit', value }))).flat();
+    const items = [...arm('control', [999_999_999.99, 1e9], 25), ...arm('treatment', [999_999_999.97, 999_999_999.98, 1e9, 1e9], 12)];
+    const answer = await team.ingest.POST('/api/teams/{team}/ingest/batch', { params: { path }, body: { items } });
+    expect(answer.data!.data.every((item) => item.status === 200)).toBe(true);
+    const experiment = { ...path, experiment: 'large' };
+
+    // Act
+    const statistics = await team.api.GET('/api/teams/{team}/experiments/{experiment}/variants/{variant}/statistics', { params: { path: { ...experiment, variant: 'treatment' } } });
+    const results = (await team.api.GET('/api/teams/{team}/experiments/{experiment}/results', { params: { path: experiment } })).data!.data;
+
+    // Assert: the reference's variances 2.5510e-5 and 1.7234e-4 (in doubles, the control's was 0), difference −0.0075, p 0.00046
+    const means = statistics.data!.data.events[0]!.means!;
+    expect(means.variance! / 0.0001723404255319149).toBeCloseTo(1, 9);
+    expect(results.events[0]!.variants[0]!.statistics.means!.variance! / 2.5510204081632654e-5).toBeCloseTo(1, 9);
+    expect(means.difference).toBeCloseTo(-0.0075, 9);
+    expect(means.p_value).toBeCloseTo(0.0004637831, 7);
+    const treatment = results.events[0]!.variants[1]!;
+    expect(treatment.decision!.always_valid_p_value).toBeLessThan(1);
+    const lastDay = results.history.days.at(-1)!.variants[1]!;
+    expect(lastDay.means_sequence!.always_valid_p_value).toBeCloseTo(treatment.means_sequence!.always_valid_p_value, 12);
+    expect(lastDay.means_sequence!.difference).toBeCloseTo(-0.0075, 9);
+  });
+
   /** A count goal `clicks` with n 500, Σc 900, Σc² 2 600 in the control and n 500, Σc 1 000, Σc² 3 100 in the treatment (STATISTICS.md means row 1). */
   async function countGoal(team: TestTeam): Promise<{ team: number; experiment: string }> {
     // control 40 × 1, 10 × 2, 280 × 3 clicks and 170 without; treatment 100 × 1, 150 × 2, 150 × 4 and 100 without

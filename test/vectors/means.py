@@ -103,6 +103,31 @@ for (nc, sc, s2c, nv, sv, s2v) in [(500, 900, 2600, 500, 1000, 3100), (400, 2000
         },
     })
 
+# --- values near 10⁹: the variance from the values themselves, exactly (fractions of the decimals as written),
+# where Σy² − (Σy)²/n in doubles loses it (Σy² ≈ 2·10²⁰ beside a variance of 2.5·10⁻⁵)
+def exact_arm(values):
+    ys = [Fraction(v) for v in values]
+    n = len(ys)
+    mean = sum(ys) / n
+    return n, mean, sum((y - mean) ** 2 for y in ys) / (n - 1)
+
+def micros(values):
+    ys = [int(Fraction(v) * 10 ** 6) for v in values]
+    return {'participants': len(ys), 'sum': str(sum(ys)), 'sumOfSquares': str(sum(y * y for y in ys))}
+
+large_values = []
+for (control, variant) in [(['999999999.99', '1000000000'] * 25, ['999999999.97', '999999999.98', '1000000000', '1000000000'] * 12),
+                           (['999999999.97', '999999999.99', '1000000000'] * 40, ['1000000000', '999999999.98'] * 60)]:
+    nc, mc, vc = exact_arm(control)
+    nv, mv, vv = exact_arm(variant)
+    a, b = float(vv) / nv, float(vc) / nc
+    se = math.sqrt(a + b)
+    dof = (a + b) ** 2 / (a * a / (nv - 1) + b * b / (nc - 1))
+    d = float(mv - mc)
+    large_values.append({'control': micros(control), 'variant': micros(variant),
+                         'expected': {'controlVariance': float(vc), 'variantVariance': float(vv), 'difference': d, 'standardError': se,
+                                      'degreesOfFreedom': r(dof, 6), 'pValue': r(t_two_sided(d / se, dof))}})
+
 # --- always-valid inference on a difference of means, τ = 0.1 · √((s_V² + s_C²) / 2)
 def log_ratio(theta_hat, theta0, v, tau2):
     return 0.5 * math.log(v / (v + tau2)) + tau2 * (theta_hat - theta0) ** 2 / (2 * v * (v + tau2))
@@ -193,4 +218,4 @@ multiplicity = [{'pValues': ps, 'holm': [r(x) for x in holm(ps)], 'benjaminiHoch
                 for ps in [[0.01, 0.04, 0.03, 0.005], [0.2, 0.001, 0.049, 0.5, 0.012, 0.03], [0.04], [0.3, 0.3, 0.01]]]
 
 print(json.dumps({'source': 'test/vectors/means.py (pure Python: Simpson-integrated t density, exact Fisher, bisection on the mSPRT ratio)',
-                  'rates': rates, 'means': means, 'meanSequences': sequences, 'participantsNeeded': needed, 'planning': planning, 'multiplicity': multiplicity}, indent=1))
+                  'rates': rates, 'means': means, 'meanSequences': sequences, 'participantsNeeded': needed, 'planning': planning, 'multiplicity': multiplicity, 'largeValues': large_values}, indent=1))
