@@ -91,7 +91,7 @@ const contenders: Record<string, Decide> = {
     const result = growthbook.runInlineExperiment(inline[i % EXPERIMENTS]!, { attributes: { id: participant.key, ...participant.attributes } });
     return result.inExperiment ? result.value : null;
   },
-  'feature()': (i) => deciding.feature(flagKeys[i % FLAGS]!, participants[i % participants.length]!.key, participants[i % participants.length]!.attributes),
+  'feature()': (i) => deciding.feature<string>(flagKeys[i % FLAGS]!, participants[i % participants.length]!.key, participants[i % participants.length]!.attributes),
   'GrowthBook evalFeature()': (i) => {
     const participant = participants[i % participants.length]!;
     return growthbook.evalFeature(flagKeys[i % FLAGS]!, { attributes: { id: participant.key, ...participant.attributes } }).value as string | null;

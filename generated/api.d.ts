@@ -1046,7 +1046,15 @@ export interface components {
             updated_at: components["schemas"]["Timestamp"];
         };
         /**
-         * @description A value SDKs hand to the application with the flag (JSON text, a colour, a copy); null for none.
+         * @description What the flag's values are. Values stay JSON strings in `value`, in a force or rollout rule's `value` and in an experiment rule's `variants` — widening them to other JSON types would change what existing clients read — and the type says how to read that text: `string`, the text itself (every flag created before types, and every flag created without one); `boolean`, exactly `true` or `false`; `number`, a finite JSON number such as `0.25` or `-3` (no `NaN`, no leading `+`, no hex); `json`, the JSON text of an object such as `{"limit": 10}` (an object, not an array or a scalar: what OpenFeature's object flags and OFREP's `objectFlag` carry). null is a value of every type: the flag serves nothing. A value that does not read as the flag's type is a 400 naming its field (`/body/value`, `/body/rules/0/value`, `/body/rules/1/variants/treatment`). `POST …/evaluate` answers the text, as before; the SDK's `feature()`, the package's OpenFeature providers and the OFREP endpoints answer values read as the type.
+         *
+         *     **Changing the type.** A `PUT` that changes `type` checks every value the flag then has — those given in the same request, else the stored ones — against the new type; nothing is converted. While a stored value does not read as the new type the change is refused with a 400 naming `/body/type` and that value's place; change the type together with new values in one `PUT` (for example `{"type": "boolean", "value": "false", "rules": […]}`).
+         * @example boolean
+         * @enum {string}
+         */
+        FlagType: "string" | "boolean" | "number" | "json";
+        /**
+         * @description A value SDKs hand to the application with the flag, as text read by the flag's `type` (see FlagType): a colour or a copy for a string flag, `true`, `0.25` or `{"limit": 10}` for the others; null for none.
          * @example #00aa00
          */
         FeatureValue: string | null;
@@ -1138,6 +1146,7 @@ export interface components {
         Feature: {
             key: components["schemas"]["Key"];
             description: components["schemas"]["Description"];
+            type: components["schemas"]["FlagType"];
             /** @example true */
             enabled: boolean;
             /** @description What the flag serves when enabled and none of its rules applies. */
@@ -1252,11 +1261,12 @@ export interface components {
             /** @description In creation order — the order of the hash ranges. Shares sum to 100. */
             variants: components["schemas"]["ConfigVariant"][];
         };
-        /** @description A flag as SDKs evaluate it: see `rules` for the order of evaluation. A disabled flag serves null. */
+        /** @description A flag as SDKs evaluate it: see `rules` for the order of evaluation. A disabled flag serves null. `type` says how SDKs read its values (see FlagType). */
         ConfigFeature: {
             key: components["schemas"]["Key"];
             /** @example true */
             enabled: boolean;
+            type: components["schemas"]["FlagType"];
             value: components["schemas"]["FeatureValue"];
             rules: components["schemas"]["FeatureRules"];
         };
@@ -1770,6 +1780,8 @@ export interface components {
         FeatureCreate: {
             key: components["schemas"]["Key"];
             description?: components["schemas"]["Description"];
+            /** @description The type of the flag's values; `string` when not given (see FlagType). */
+            type?: components["schemas"]["FlagType"];
             /** @example true */
             enabled?: boolean;
             value?: components["schemas"]["FeatureValue"];
@@ -1779,6 +1791,8 @@ export interface components {
         FeatureUpdate: {
             key?: components["schemas"]["Key"];
             description?: components["schemas"]["Description"];
+            /** @description A new type; every value the flag then has must read as it (see FlagType). */
+            type?: components["schemas"]["FlagType"];
             /** @example false */
             enabled?: boolean;
             value?: components["schemas"]["FeatureValue"];
@@ -2296,22 +2310,30 @@ export interface components {
                  *         "features": [
                  *           {
                  *             "key": "new_checkout",
+                 *             "type": "boolean",
                  *             "enabled": true,
-                 *             "value": "off",
+                 *             "value": "false",
                  *             "rules": [
                  *               {
                  *                 "type": "experiment",
                  *                 "experiment": "checkout_button",
                  *                 "variants": {
-                 *                   "green": "on"
+                 *                   "green": "true"
                  *                 }
                  *               },
                  *               {
                  *                 "type": "rollout",
                  *                 "percentage": 10,
-                 *                 "value": "on"
+                 *                 "value": "true"
                  *               }
                  *             ]
+                 *           },
+                 *           {
+                 *             "key": "search_limits",
+                 *             "type": "json",
+                 *             "enabled": true,
+                 *             "value": "{\"results\": 20}",
+                 *             "rules": []
                  *           }
                  *         ]
                  *       }
@@ -3352,6 +3374,7 @@ export interface components {
                  *         {
                  *           "key": "new_checkout",
                  *           "description": "The redesigned checkout",
+                 *           "type": "boolean",
                  *           "enabled": true,
                  *           "value": null,
                  *           "rules": [],
@@ -3395,15 +3418,16 @@ export interface components {
                  *       "data": {
                  *         "key": "new_checkout",
                  *         "description": "The redesigned checkout",
+                 *         "type": "boolean",
                  *         "enabled": true,
-                 *         "value": "off",
+                 *         "value": "false",
                  *         "rules": [
                  *           {
                  *             "type": "rollout",
                  *             "starts_at": "2026-12-01T00:00:00.000Z",
                  *             "ends_at": null,
                  *             "percentage": 10,
-                 *             "value": "on"
+                 *             "value": "true"
                  *           }
                  *         ],
                  *         "created_at": "2026-11-01T08:20:00.000Z",

@@ -3,6 +3,14 @@ import type { components } from './api.js';
 type Schemas = components['schemas'];
 /** A participant's attributes, matched against conditions (and stored with its exposures). */
 export type Attributes = Schemas['Attributes'];
+/**
+ * What a flag serves, read as its type (the contract's FlagType): a string for `string` flags
+ * (every flag created without a type), true or false for `boolean`, a number for `number`, a
+ * frozen object for `json`.
+ */
+export type FlagValue = string | number | boolean | {
+    readonly [key: string]: unknown;
+};
 /** The team config the decisions are made from: the `data` of `GET /api/teams/{team}/config`. */
 export type Config = Schemas['Config'];
 /**
@@ -81,10 +89,13 @@ export interface Client {
      */
     ready(): Promise<void>;
     /**
-     * The flag's value for the participant, or null. Queues an exposure (once per process) for each
-     * experiment whose rule the flag reached with the participant in that experiment.
+     * The flag's value for the participant, read as the flag's type, or null (unknown or disabled
+     * flag, null value, no config yet). `T` names the type the application expects — `string` when
+     * not given, what every flag without a type serves: `feature<boolean>('dark_mode', user)`. It is
+     * not checked at run time; the flag's `type` decides what comes back. Queues an exposure (once
+     * per process) for each experiment whose rule the flag reached with the participant in it.
      */
-    feature(key: string, participant: string, attributes?: Attributes): string | null;
+    feature<T extends FlagValue = string>(key: string, participant: string, attributes?: Attributes): T | null;
     /** The participant's variant key in the running experiment, or null; queues its exposure (once per process). */
     experiment(key: string, participant: string, attributes?: Attributes): string | null;
     /** Queues an event; it counts only in experiments the participant is already enrolled in, and never enrols it. */

@@ -7718,13 +7718,51 @@ function experimentPlacement(experiment, participant, attributes) {
   return placement(targeting, { key: participant, attributes }, experiment.variants);
 }
 
+// server/domain/flag-types.ts
+var NUMBER = /^-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?$/;
+function readFlagValue(type, text) {
+  if (text === null) return null;
+  switch (type) {
+    case "string":
+      return text;
+    case "boolean":
+      return text === "true" ? true : text === "false" ? false : void 0;
+    case "number": {
+      const number = NUMBER.test(text) ? Number(text) : NaN;
+      return Number.isFinite(number) ? number : void 0;
+    }
+    case "json":
+      return jsonObject(text);
+  }
+}
+function jsonObject(text) {
+  try {
+    const parsed = JSON.parse(text);
+    return parsed !== null && typeof parsed === "object" && !Array.isArray(parsed) ? deepFreeze(parsed) : void 0;
+  } catch {
+    return void 0;
+  }
+}
+function deepFreeze(value) {
+  if (value !== null && typeof value === "object") {
+    for (const inner of Object.values(value)) deepFreeze(inner);
+    Object.freeze(value);
+  }
+  return value;
+}
+
 // sdk/decisions.ts
 function indexConfig(config) {
   return {
     config,
     experiments: new Map(config.experiments.map((experiment) => [experiment.key, experiment])),
-    features: new Map(config.features.map((feature) => [feature.key, feature]))
+    features: new Map(config.features.map((feature) => [feature.key, feature])),
+    typed: new Map(config.features.map((feature) => [feature.key, typedValues(feature)]))
   };
+}
+function typedValues(flag) {
+  const texts = [flag.value, ...(flag.rules ?? []).flatMap((rule) => rule.type === "experiment" ? Object.values(rule.variants) : [rule.value])];
+  return new Map(texts.map((text) => [text ?? null, readFlagValue(flag.type ?? "string", text ?? null) ?? null]));
 }
 function decideExperiment(indexed, key, participant, attributes) {
   const experiment = indexed.experiments.get(key);
@@ -7732,7 +7770,7 @@ function decideExperiment(indexed, key, participant, attributes) {
 }
 function decideFeature(indexed, key, participant, attributes, now) {
   const flag = indexed.features.get(key);
-  if (!flag) return { value: null, exposures: [] };
+  if (!flag) return void 0;
   const variants = /* @__PURE__ */ new Map();
   const variantOf = (experimentKey) => {
     if (!variants.has(experimentKey)) {
@@ -7743,7 +7781,8 @@ function decideFeature(indexed, key, participant, attributes, now) {
   };
   const evaluation = evaluateFlag(flag, { participant, attributes, now, variantOf });
   const exposures = [];
-  if (evaluation.reason === "disabled") return { value: evaluation.value, exposures };
+  const decision = { value: indexed.typed.get(key).get(evaluation.value) ?? null, reason: evaluation.reason, rule: evaluation.rule, exposures };
+  if (evaluation.reason === "disabled") return decision;
   const rules = flag.rules ?? [];
   const reached = evaluation.rule === null ? rules : rules.slice(0, evaluation.rule + 1);
   for (const rule of reached) {
@@ -7752,7 +7791,8 @@ function decideFeature(indexed, key, participant, attributes, now) {
     const variant = variantOf(rule.experiment);
     if (variant != null) exposures.push({ experiment: rule.experiment, variant });
   }
-  return { value: evaluation.value, exposures };
+  const served = evaluation.rule === null ? void 0 : rules[evaluation.rule];
+  return served?.type === "experiment" ? { ...decision, variant: { experiment: served.experiment, key: variantOf(served.experiment) } } : decision;
 }
 
 // sdk/delivery.ts
@@ -8038,6 +8078,7 @@ function startClient(options) {
     feature(key, participant, attributes) {
       if (!current) return null;
       const decision = decideFeature(current, key, participant, attributes ?? {}, Date.now());
+      if (!decision) return null;
       for (const exposure of decision.exposures) expose(participant, attributes, exposure.experiment, exposure.variant);
       return decision.value;
     },

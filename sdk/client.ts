@@ -87,8 +87,9 @@ export function startClient(options: ClientOptions): Client {
     feature(key, participant, attributes) {
       if (!current) return null;
       const decision = decideFeature(current, key, participant, attributes ?? {}, Date.now());
+      if (!decision) return null;
       for (const exposure of decision.exposures) expose(participant, attributes, exposure.experiment, exposure.variant);
-      return decision.value;
+      return decision.value as never;
     },
     experiment(key, participant, attributes) {
       if (!current) return null;

@@ -5,6 +5,7 @@ import type { components } from '../generated/api';
 import { experimentVariant } from '../server/domain/evaluation';
 import { evaluateCondition } from '../server/domain/conditions';
 import { evaluateFlag, isScheduled } from '../server/domain/flag-rules';
+import { readFlagValue, type TypedValue } from '../server/domain/flag-types';
 
 type Config = components['schemas']['Config'];
 type ConfigExperiment = components['schemas']['ConfigExperiment'];
@@ -16,6 +17,8 @@ export interface IndexedConfig {
   config: Config;
   experiments: Map<string, ConfigExperiment>;
   features: Map<string, ConfigFeature>;
+  /** Each flag's values read as its type once, by their text: a decision only looks its value up. */
+  typed: Map<string, Map<string | null, TypedValue | null>>;
 }
 
 export function indexConfig(config: Config): IndexedConfig {
@@ -23,7 +26,14 @@ export function indexConfig(config: Config): IndexedConfig {
     config,
     experiments: new Map(config.experiments.map((experiment) => [experiment.key, experiment])),
     features: new Map(config.features.map((feature) => [feature.key, feature])),
+    typed: new Map(config.features.map((feature) => [feature.key, typedValues(feature)])),
   };
+}
+
+/** A value that does not read as the flag's type (the server refuses them) serves null. */
+function typedValues(flag: ConfigFeature): Map<string | null, TypedValue | null> {
+  const texts = [flag.value, ...(flag.rules ?? []).flatMap((rule) => (rule.type === 'experiment' ? Object.values(rule.variants) : [rule.value]))];
+  return new Map(texts.map((text) => [text ?? null, readFlagValue(flag.type ?? 'string', text ?? null) ?? null]));
 }
 
 /** The variant key, or null when the experiment is not running or the participant is not in it. */
@@ -33,7 +43,12 @@ export function decideExperiment(indexed: IndexedConfig, key: string, participan
 }
 
 export interface FlagDecision {
-  value: string | null;
+  value: TypedValue | null;
+  /** Why: as `POST …/evaluate` answers it (disabled, the rule at `rule`, or the flag's own value). */
+  reason: 'disabled' | 'rule' | 'default';
+  rule: number | null;
+  /** The variant of the experiment whose rule served the value, when one did. */
+  variant?: { experiment: string; key: string };
   /** The experiments the participant is in whose rules the flag reached: what it was shown depended on them. */
   exposures: Array<{ experiment: string; variant: string }>;
 }
@@ -45,9 +60,9 @@ export interface FlagDecision {
  * the rule's, since its value then came from that variant too; reporting treatment's exposures
  * only would bias the experiment.
  */
-export function decideFeature(indexed: IndexedConfig, key: string, participant: string, attributes: Attributes, now: number): FlagDecision {
+export function decideFeature(indexed: IndexedConfig, key: string, participant: string, attributes: Attributes, now: number): FlagDecision | undefined {
   const flag = indexed.features.get(key);
-  if (!flag) return { value: null, exposures: [] };
+  if (!flag) return undefined;
   const variants = new Map<string, string | null | undefined>();
   const variantOf = (experimentKey: string) => {
     if (!variants.has(experimentKey)) {
@@ -58,7 +73,8 @@ export function decideFeature(indexed: IndexedConfig, key: string, participant: 
   };
   const evaluation = evaluateFlag(flag, { participant, attributes, now, variantOf });
   const exposures: FlagDecision['exposures'] = [];
-  if (evaluation.reason === 'disabled') return { value: evaluation.value, exposures };
+  const decision = { value: indexed.typed.get(key)!.get(evaluation.value) ?? null, reason: evaluation.reason, rule: evaluation.rule, exposures };
+  if (evaluation.reason === 'disabled') return decision;
   const rules = flag.rules ?? [];
   const reached = evaluation.rule === null ? rules : rules.slice(0, evaluation.rule + 1);
   for (const rule of reached) {
@@ -67,5 +83,6 @@ export function decideFeature(indexed: IndexedConfig, key: string, participant: 
     const variant = variantOf(rule.experiment);
     if (variant != null) exposures.push({ experiment: rule.experiment, variant });
   }
-  return { value: evaluation.value, exposures };
+  const served = evaluation.rule === null ? undefined : rules[evaluation.rule];
+  return served?.type === 'experiment' ? { ...decision, variant: { experiment: served.experiment, key: variantOf(served.experiment)! } } : decision;
 }

@@ -28,7 +28,7 @@ export async function currentConfig(db: Db, configs: TeamConfigs, team: TeamRow)
 export async function teamConfig(db: Db, team: TeamRow): Promise<Config> {
   const [{ running, variants }, features] = await Promise.all([
     runningWithVariants(db, team.id),
-    db.selectFrom('features').select(['key', 'enabled', 'value', 'rules']).where('team_id', '=', team.id).orderBy('key').execute(),
+    db.selectFrom('features').select(['key', 'type', 'enabled', 'value', 'rules']).where('team_id', '=', team.id).orderBy('key').execute(),
   ]);
   return {
     team: team.id,
@@ -39,7 +39,7 @@ export async function teamConfig(db: Db, team: TeamRow): Promise<Config> {
       event: experiment.event_key,
       variants: (variants.get(experiment.id) ?? []).map((variant) => ({ key: variant.key, control: Boolean(variant.control), traffic: variant.share })),
     })),
-    features: features.map((feature) => ({ key: feature.key, enabled: Boolean(feature.enabled), value: feature.value, rules: rulesOf(feature) })),
+    features: features.map((feature) => ({ key: feature.key, type: feature.type, enabled: Boolean(feature.enabled), value: feature.value, rules: rulesOf(feature) })),
   };
 }
 

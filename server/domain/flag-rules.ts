@@ -10,7 +10,8 @@ import { evaluateCondition } from './conditions';
 type Flag = components['schemas']['ConfigFeature'];
 type Rule = components['schemas']['FeatureRule'];
 type Attributes = components['schemas']['Attributes'];
-type FeatureEvaluation = components['schemas']['FeatureEvaluation'];
+/** What a flag serves and why; the value as text (flag-types.ts reads it as the flag's type). */
+export type FlagOutcome = components['schemas']['FeatureEvaluation'];
 
 export const ROLLOUT_BUCKETS = 10_000;
 
@@ -23,7 +24,7 @@ export interface FlagContext {
   variantOf(experiment: string): string | null | undefined;
 }
 
-export function evaluateFlag(flag: Flag, context: FlagContext): FeatureEvaluation {
+export function evaluateFlag(flag: Flag, context: FlagContext): FlagOutcome {
   if (!flag.enabled) return { value: null, reason: 'disabled', rule: null };
   const rules = flag.rules ?? [];
   for (let index = 0; index < rules.length; index++) {

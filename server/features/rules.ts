@@ -1,5 +1,6 @@
 import type { components } from '../../generated/api';
 import { conditionProblems } from '../domain/conditions';
+import { flagValueProblem, type FlagType } from '../domain/flag-types';
 import { findExperiment } from '../experiments/store';
 import { BadRequest, Conflict, NotFound } from '../http/errors';
 import type { Db } from '../storage/database';
@@ -40,6 +41,33 @@ async function checkExperimentRule(db: Db, team: TeamRow, rule: Extract<Rule, { 
   const variants = new Set((await variantsOf(db, team.id, experiment.id)).map((variant) => variant.key));
   const unknown = Object.keys(rule.variants).find((key) => !variants.has(key));
   if (unknown !== undefined) throw new Conflict(`${path}/variants/${unknown}: experiment '${rule.experiment}' has no variant '${unknown}'.`);
+}
+
+/** The values a flag will have, each marked as given in the request or already stored. */
+export interface FlagValues {
+  type: FlagType;
+  value: { text: string | null; given: boolean };
+  rules: { list: Rule[]; given: boolean };
+}
+
+/**
+ * 400 when a value does not read as the flag's type, naming its field: the request's own
+ * (`/body/value`, `/body/rules/0/value`), or `/body/type` for a stored value a type change left
+ * behind — nothing is converted.
+ */
+export function checkValues({ type, value, rules }: FlagValues): void {
+  const problems: FieldError[] = [];
+  const check = (text: string | null, path: string, given: boolean) => {
+    const problem = flagValueProblem(type, text);
+    if (problem === undefined) return;
+    problems.push(given ? { path, message: problem } : { path: '/body/type', message: `the stored ${path.slice('/body/'.length)} ${JSON.stringify(text)} does not read as ${type}: give new values with the type` });
+  };
+  check(value.text, '/body/value', value.given);
+  for (const [index, rule] of rules.list.entries()) {
+    if (rule.type !== 'experiment') check(rule.value, `/body/rules/${index}/value`, rules.given);
+    else for (const [variant, text] of Object.entries(rule.variants)) check(text ?? null, `/body/rules/${index}/variants/${variant}`, rules.given);
+  }
+  if (problems.length > 0) throw new BadRequest(problems.map((p) => `${p.path} ${p.message}`).join('; '), problems);
 }
 
 /** The rules as stored: JSON text, '[]' for none. */

@@ -7,7 +7,7 @@ import { countInTeam } from '../storage/counts';
 import { now, onDuplicate } from '../storage/values';
 import { requireRoomFor, requireRoomForValue } from '../teams/limits';
 import type { TeamRow } from '../teams/store';
-import { checkRules, flagText, rulesText } from './rules';
+import { checkRules, checkValues, flagText, rulesText } from './rules';
 import * as store from './store';
 
 type Feature = components['schemas']['Feature'];
@@ -35,6 +35,8 @@ export async function getFeature(db: Db, team: TeamRow, key: string): Promise<Fe
 
 export async function createFeature(db: Db, team: TeamRow, input: FeatureCreate): Promise<Feature> {
   const at = now();
+  const type = input.type ?? 'string';
+  checkValues({ type, value: { text: input.value ?? null, given: true }, rules: { list: input.rules ?? [], given: true } });
   const row = await changingConfig(db, team.id, async (trx) => {
     await requireRoomFor(trx, team, 'features');
     if (input.rules) await checkRules(trx, team, input.rules);
@@ -44,6 +46,7 @@ export async function createFeature(db: Db, team: TeamRow, input: FeatureCreate)
         team_id: team.id,
         key: input.key,
         description: input.description ?? null,
+        type,
         enabled: input.enabled ?? false,
         value: input.value ?? null,
         rules: rulesText(input.rules ?? []),
@@ -58,6 +61,11 @@ export async function createFeature(db: Db, team: TeamRow, input: FeatureCreate)
 
 export async function updateFeature(db: Db, team: TeamRow, key: string, input: FeatureUpdate): Promise<Feature> {
   const feature = await requireFeature(db, team, key);
+  checkValues({
+    type: input.type ?? feature.type,
+    value: input.value === undefined ? { text: feature.value, given: false } : { text: input.value, given: true },
+    rules: input.rules ? { list: input.rules, given: true } : { list: store.rulesOf(feature), given: false },
+  });
   const row = await changingConfig(db, team.id, async (trx) => {
     if (input.rules) await checkRules(trx, team, input.rules);
     await requireRoomForValue(trx, team, flagText(input.value === undefined ? feature.value : input.value, input.rules ?? store.rulesOf(feature)), feature.id);

@@ -11,6 +11,7 @@ export function toFeature(row: FeatureRow): Feature {
   return {
     key: row.key,
     description: row.description,
+    type: row.type,
     enabled: Boolean(row.enabled),
     value: row.value,
     rules: rulesOf(row),

@@ -22,6 +22,7 @@ import { setBasedKeys } from './migrations/014_set_based_keys';
 import { flushAssumptions } from './migrations/015_flush_assumptions';
 import { ownParentsUnlocked } from './migrations/016_own_parents_unlocked';
 import { naturalPrimaryKeys } from './migrations/017_natural_primary_keys';
+import { flagTypes } from './migrations/018_flag_types';
 import { registerExactAdd } from './exact-sums';
 import { preparingStatements } from './postgres-statements';
 import type { Database, Db } from './schema';
@@ -157,6 +158,7 @@ export function migrationsOf(engine: Engine): Record<string, Migration> {
     '015_flush_assumptions': flushAssumptions(engine),
     '016_own_parents_unlocked': ownParentsUnlocked(engine),
     '017_natural_primary_keys': naturalPrimaryKeys(engine),
+    '018_flag_types': flagTypes,
   };
 }
 

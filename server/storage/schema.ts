@@ -1,4 +1,5 @@
 import type { ColumnType, Generated, Kysely } from 'kysely';
+import type { FlagType } from '../domain/flag-types';
 
 // Timestamps are written as RFC 3339 strings on both engines; PostgreSQL reads them back as Date.
 type Timestamp = ColumnType<Date | string, string, string>;
@@ -96,6 +97,8 @@ export interface Database {
     key: string;
     description: string | null;
     enabled: Bool;
+    /** The contract's FlagType: how `value` and the rules' values read. */
+    type: ColumnType<FlagType, FlagType | undefined, FlagType>;
     value: string | null;
     /** JSON text of the flag's rules; '[]' for none. */
     rules: ColumnType<string, string | undefined, string>;

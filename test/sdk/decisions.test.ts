@@ -13,7 +13,7 @@ describe('the SDK decisions', () => {
         expect(decideExperiment(indexed, experiment, key, attributes), `${experiment} for ${key}`).toBe(variant);
       }
       for (const [flag, evaluation] of Object.entries(expected.features)) {
-        const decision = decideFeature(indexed, flag, key, attributes, now);
+        const decision = decideFeature(indexed, flag, key, attributes, now)!;
         expect(decision.value, `${flag} for ${key}`).toBe(evaluation.value);
         // Exposures name only experiments the participant is in, with its variant there.
         for (const exposure of decision.exposures) expect(exposure.variant).toBe(expected.experiments[exposure.experiment]);
@@ -25,9 +25,9 @@ describe('the SDK decisions', () => {
     }
   });
 
-  it('when the flag or experiment is not in the config, then the decision is null with no exposure', () => {
+  it('when the flag or experiment is not in the config, then there is no decision', () => {
     const indexed = indexConfig({ team: 1, experiments: [], features: [] });
     expect(decideExperiment(indexed, 'missing', 'user-1', {})).toBeNull();
-    expect(decideFeature(indexed, 'missing', 'user-1', {}, Date.now())).toEqual({ value: null, exposures: [] });
+    expect(decideFeature(indexed, 'missing', 'user-1', {}, Date.now())).toBeUndefined();
   });
 });

@@ -122,8 +122,8 @@ describe.each(engines)('config on %s', (engine) => {
         expect(served.variants.filter((v) => v.control)).toHaveLength(1);
       }
       expect([...config.features].sort((a, b) => (a.key < b.key ? -1 : 1))).toEqual([
-        { key: 'dark_mode', enabled: false, value: null, rules: [] },
-        { key: 'new_checkout', enabled: true, value: '{"colour":"green"}', rules: [] },
+        { key: 'dark_mode', type: 'string', enabled: false, value: null, rules: [] },
+        { key: 'new_checkout', type: 'string', enabled: true, value: '{"colour":"green"}', rules: [] },
       ]);
     });
 
@@ -218,7 +218,7 @@ describe.each(engines)('config on %s', (engine) => {
 
       it.each<[string, Change, (config: Config) => void]>([
         ['a flag is created', (t) => t.api.POST('/api/teams/{team}/features', { ...at(t), body: { key: 'other', enabled: true } }), (c) => expect(c.features.map((f) => f.key)).toEqual(['flag', 'other'])],
-        ['a flag is switched on', (t) => t.api.PUT('/api/teams/{team}/features/{feature}', { ...at(t), body: { enabled: true, value: 'v2' } }), (c) => expect(c.features).toEqual([{ key: 'flag', enabled: true, value: 'v2', rules: [] }])],
+        ['a flag is switched on', (t) => t.api.PUT('/api/teams/{team}/features/{feature}', { ...at(t), body: { enabled: true, value: 'v2' } }), (c) => expect(c.features).toEqual([{ key: 'flag', type: 'string', enabled: true, value: 'v2', rules: [] }])],
         ['a flag gets a rule', (t) => t.api.PUT('/api/teams/{team}/features/{feature}', { ...at(t), body: { rules: [{ type: 'rollout', percentage: 10, value: 'v3' }] } }), (c) => expect(c.features[0]?.rules).toEqual([{ type: 'rollout', percentage: 10, value: 'v3' }])],
         ['a flag is deleted', (t) => t.api.DELETE('/api/teams/{team}/features/{feature}', at(t)), (c) => expect(c.features).toEqual([])],
         ['the goal event is renamed', (t) => t.api.PUT('/api/teams/{team}/events/{event}', { ...at(t), body: { key: 'renamed_goal' } }), (c) => expect(c.experiments[0].event).toBe('renamed_goal')],

@@ -10,5 +10,11 @@ export interface FlagRuleVector {
   participants: Array<{ key: string; attributes: Schemas['Attributes']; expected: Schemas['Evaluation'] }>;
 }
 
-/** test/vectors/flag-rules.json, written by test/vectors/flag-rules.py, typed by the contract. */
-export const flagRuleVectors = vectorFile.cases as unknown as FlagRuleVector[];
+/**
+ * test/vectors/flag-rules.json, written by test/vectors/flag-rules.py, typed by the contract; its
+ * flags have no `type`, so they are string flags, as the server serves them.
+ */
+export const flagRuleVectors = (vectorFile.cases as unknown as FlagRuleVector[]).map((vector) => ({
+  ...vector,
+  config: { ...vector.config, features: vector.config.features.map((flag) => ({ ...flag, type: flag.type ?? 'string' })) },
+}));
