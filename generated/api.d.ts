@@ -681,6 +681,26 @@ export interface components {
          *     that does not compile evaluates to false, never an error. The service refuses such a
          *     condition with a 400 naming its path.
          *
+         *     **Cost.** One evaluation of a condition against one participant's attributes may take
+         *     at most 20000 steps; one that would take more stops there and the condition does not hold (as a
+         *     malformed one: false, never an error, so a flag rule is skipped and an experiment not
+         *     entered), the same in the service, the package's evaluator and the SDK. Steps are counted as
+         *     the evaluation goes, in document order (JavaScript's key order: integer-like keys first,
+         *     ascending), and it stops where a short circuit stops it (`$and` at the first condition that
+         *     fails, `$or` at the first that holds): 1 for each key of a condition evaluated and for each
+         *     operator of an operator object applied; for `$in`, `$nin`, `$ini` and `$nini`, 1 for each
+         *     value compared (an array value's elements, else the value itself) plus 1 for each element of
+         *     the list; for `$all`/`$alli`, 1 for each pair of a list element and a value element tried;
+         *     for `$elemMatch`, 1 for each element other than `null` tried; each time an array or object
+         *     value is converted to a string (against a string literal, a number literal, `$regex`, the
+         *     relational operators), 1 for each UTF-16 code unit of the result; for a comparison with an
+         *     array literal, 1 for each code unit of both sides' JSON; for `$regex`/`$regexi`, (the text's
+         *     length in UTF-16 code units + 1) × the pattern's RE2 instruction count, taken before it runs
+         *     (RE2 reads each character at a cost of at most one step per instruction). Steps inside nested
+         *     conditions count towards the same total. So a pattern of 24 instructions tests an attribute of
+         *     up to 832 characters, and a literal compared with an array that converts to 20000 characters
+         *     or more does not hold.
+         *
          *     **Limits.** Beyond the lengths stated on each part: at most 50 keys per object, at most 12
          *     levels of nesting (the condition is level 1, every object or array value inside adds one), at
          *     most 2000 JSON values in all (objects, arrays and scalars, keys not counted), at most 20

@@ -36,6 +36,28 @@ function isPlainObject(value) {
   return typeof value === "object" && value !== null && !Array.isArray(value);
 }
 
+// server/domain/conditions/limits.ts
+var CONDITION_LIMITS = {
+  /** Nesting: the condition is level 1, every object or array value inside adds one. */
+  depth: 12,
+  /** JSON values in all (objects, arrays, scalars; keys not counted). */
+  values: 2e3,
+  /** `$regex` and `$regexi` operators in one condition. */
+  patterns: 20,
+  /** `$regex` and `$regexi` operators in all the conditions of one request (a flag's rules): what one request may compile. */
+  patternsPerRequest: 50,
+  keysPerObject: 50,
+  itemsPerArray: 1e3,
+  pathLength: 200,
+  stringLength: 1e3,
+  patternLength: 500,
+  /** RE2 instructions a compiled pattern may hold: matching costs up to input × instructions (`.{1000}` is 1002). */
+  patternInstructions: 500,
+  versionLength: 100,
+  /** Steps one evaluation of one condition may take (evaluate.ts counts them as the contract states); past them it does not hold. */
+  evaluationSteps: 2e4
+};
+
 // node_modules/re2js/build/index.js
 var RE2Flags = class RE2Flags2 {
   static FOLD_CASE = 1;
@@ -6699,45 +6721,32 @@ var RE2JS = class RE2JS2 {
   }
 };
 
-// server/domain/conditions/limits.ts
-var CONDITION_LIMITS = {
-  /** Nesting: the condition is level 1, every object or array value inside adds one. */
-  depth: 12,
-  /** JSON values in all (objects, arrays, scalars; keys not counted). */
-  values: 2e3,
-  /** `$regex` and `$regexi` operators in one condition. */
-  patterns: 20,
-  keysPerObject: 50,
-  itemsPerArray: 1e3,
-  pathLength: 200,
-  stringLength: 1e3,
-  patternLength: 500,
-  /** RE2 instructions a compiled pattern may hold: matching costs up to input × instructions (`.{1000}` is 1002). */
-  patternInstructions: 500,
-  versionLength: 100
-};
-
 // server/domain/conditions/pattern.ts
 var compiled = /* @__PURE__ */ new Map();
-var KEPT = 500;
+var KEPT = 100;
+var AUTOMATON_BYTES = 256 * 1024;
 function compilePattern(pattern, caseInsensitive) {
   const key = (caseInsensitive ? "i/" : "-/") + pattern;
   let found = compiled.get(key);
   if (found === void 0) {
-    try {
-      found = RE2JS.compile(pattern, caseInsensitive ? RE2JS.CASE_INSENSITIVE : 0);
-      if (found.programSize() > CONDITION_LIMITS.patternInstructions) found = null;
-    } catch {
-      found = null;
-    }
+    found = compile(pattern, caseInsensitive);
     if (compiled.size >= KEPT) compiled.clear();
     compiled.set(key, found);
   }
   return found;
 }
-function patternFinds(pattern, text, caseInsensitive) {
-  if (typeof pattern !== "string") return false;
-  return compilePattern(pattern, caseInsensitive)?.test(text) ?? false;
+function compile(pattern, caseInsensitive) {
+  const flags = caseInsensitive ? RE2JS.CASE_INSENSITIVE : 0;
+  try {
+    const instructions = RE2JS.compile(pattern, flags).programSize();
+    if (instructions > CONDITION_LIMITS.patternInstructions) return null;
+    const set = new RE2Set(RE2Set.UNANCHORED, flags, AUTOMATON_BYTES);
+    set.add(pattern);
+    set.compile();
+    return { instructions, finds: (text) => set.match(text).length > 0 };
+  } catch {
+    return null;
+  }
 }
 
 // server/domain/conditions/version.ts
@@ -6750,36 +6759,59 @@ function paddedVersion(input) {
 
 // server/domain/conditions/evaluate.ts
 function evaluateCondition(condition, attributes) {
+  return conditionOutcome(condition, attributes).holds;
+}
+function conditionOutcome(condition, attributes) {
+  const steps = new Steps(CONDITION_LIMITS.evaluationSteps);
   try {
-    return holds(condition, attributes);
-  } catch {
-    return false;
+    return { holds: holds(condition, attributes, steps), steps: steps.taken, exhausted: false };
+  } catch (error) {
+    return { holds: false, steps: steps.taken, exhausted: error === EXHAUSTED };
   }
 }
-function holds(condition, subject) {
+var EXHAUSTED = new Error("the condition took more steps than an evaluation may");
+var Steps = class {
+  constructor(limit) {
+    this.limit = limit;
+  }
+  limit;
+  taken = 0;
+  take(count) {
+    this.taken += count;
+    if (this.taken > this.limit) throw EXHAUSTED;
+  }
+  /** A value as text (`String(v)`): an array or an object costs a step per character of the result. */
+  text(value) {
+    const text = asString(value);
+    if (typeof value === "object" && value !== null) this.take(text.length);
+    return text;
+  }
+};
+function holds(condition, subject, steps) {
   if (!isPlainObject(condition)) return false;
   for (const [key, operand] of Object.entries(condition)) {
-    if (!keyHolds(key, operand, subject)) return false;
+    steps.take(1);
+    if (!keyHolds(key, operand, subject, steps)) return false;
   }
   return true;
 }
-function keyHolds(key, operand, subject) {
+function keyHolds(key, operand, subject, steps) {
   switch (key) {
     case "$and":
-      return Array.isArray(operand) && operand.every((condition) => holds(condition, subject));
+      return Array.isArray(operand) && operand.every((condition) => holds(condition, subject, steps));
     case "$or":
-      return Array.isArray(operand) && anyHolds(operand, subject);
+      return Array.isArray(operand) && anyHolds(operand, subject, steps);
     case "$nor":
-      return Array.isArray(operand) && !anyHolds(operand, subject);
+      return Array.isArray(operand) && !anyHolds(operand, subject, steps);
     case "$not":
-      return !holds(operand, subject);
+      return !holds(operand, subject, steps);
     default:
       if (key.startsWith("$")) return false;
-      return valueMatches(valueAt(subject, key), operand, false);
+      return valueMatches(valueAt(subject, key), operand, false, steps);
   }
 }
-function anyHolds(conditions, subject) {
-  return conditions.length === 0 || conditions.some((condition) => holds(condition, subject));
+function anyHolds(conditions, subject, steps) {
+  return conditions.length === 0 || conditions.some((condition) => holds(condition, subject, steps));
 }
 function valueAt(subject, path) {
   let current = subject;
@@ -6794,30 +6826,42 @@ function isOperatorObject(value) {
   const keys = Object.keys(value);
   return keys.length > 0 && keys.every((key) => key.startsWith("$"));
 }
-function valueMatches(actual, expected, caseInsensitive) {
+var asTextFirst = (value, steps) => typeof value === "object" && value !== null ? steps.text(value) : value;
+function valueMatches(actual, expected, caseInsensitive, steps) {
   if (typeof expected === "string") {
-    return caseInsensitive ? asString(actual).toLowerCase() === expected.toLowerCase() : asString(actual) === expected;
+    const text = steps.text(actual);
+    return caseInsensitive ? text.toLowerCase() === expected.toLowerCase() : text === expected;
   }
-  if (typeof expected === "number") return asNumber(actual) === expected;
+  if (typeof expected === "number") return asNumber(asTextFirst(actual, steps)) === expected;
   if (typeof expected === "boolean") return actual !== null && isTruthy(actual) === expected;
   if (expected === null) return actual === null;
-  if (!isOperatorObject(expected)) return JSON.stringify(actual) === JSON.stringify(expected);
-  return Object.entries(expected).every(([operator, operand]) => operatorHolds(operator, actual, operand));
+  if (!isOperatorObject(expected)) return sameJson(actual, expected, steps);
+  return Object.entries(expected).every(([operator, operand]) => {
+    steps.take(1);
+    return operatorHolds(operator, actual, operand, steps);
+  });
 }
-function operatorHolds(operator, actual, operand) {
+function sameJson(actual, expected, steps) {
+  const left = JSON.stringify(actual) ?? "";
+  steps.take(left.length);
+  const right = JSON.stringify(expected) ?? "";
+  steps.take(right.length);
+  return left === right;
+}
+function operatorHolds(operator, actual, operand, steps) {
   switch (operator) {
     case "$eq":
       return strictlyEqual(actual, operand);
     case "$ne":
       return !strictlyEqual(actual, operand);
     case "$lt":
-      return compare(actual, "<", operand);
+      return compare(asTextFirst(actual, steps), "<", asTextFirst(operand, steps));
     case "$lte":
-      return compare(actual, "<=", operand);
+      return compare(asTextFirst(actual, steps), "<=", asTextFirst(operand, steps));
     case "$gt":
-      return compare(actual, ">", operand);
+      return compare(asTextFirst(actual, steps), ">", asTextFirst(operand, steps));
     case "$gte":
-      return compare(actual, ">=", operand);
+      return compare(asTextFirst(actual, steps), ">=", asTextFirst(operand, steps));
     case "$veq":
       return paddedVersion(actual) === paddedVersion(operand);
     case "$vne":
@@ -6831,48 +6875,65 @@ function operatorHolds(operator, actual, operand) {
     case "$vlte":
       return paddedVersion(actual) <= paddedVersion(operand);
     case "$in":
-      return Array.isArray(operand) && isIn(actual, operand, false);
+      return Array.isArray(operand) && isIn(actual, operand, false, steps);
     case "$nin":
-      return Array.isArray(operand) && !isIn(actual, operand, false);
+      return Array.isArray(operand) && !isIn(actual, operand, false, steps);
     case "$ini":
-      return Array.isArray(operand) && isIn(actual, operand, true);
+      return Array.isArray(operand) && isIn(actual, operand, true, steps);
     case "$nini":
-      return Array.isArray(operand) && !isIn(actual, operand, true);
+      return Array.isArray(operand) && !isIn(actual, operand, true, steps);
     case "$all":
-      return Array.isArray(operand) && hasAll(actual, operand, false);
+      return Array.isArray(operand) && hasAll(actual, operand, false, steps);
     case "$alli":
-      return Array.isArray(operand) && hasAll(actual, operand, true);
+      return Array.isArray(operand) && hasAll(actual, operand, true, steps);
     case "$size":
-      return Array.isArray(actual) && valueMatches(actual.length, operand, false);
+      return Array.isArray(actual) && valueMatches(actual.length, operand, false, steps);
     case "$elemMatch":
-      return Array.isArray(actual) && someElementMatches(actual, operand);
+      return Array.isArray(actual) && someElementMatches(actual, operand, steps);
     case "$exists":
       return isTruthy(operand) ? actual !== null && actual !== void 0 : actual === null || actual === void 0;
     case "$type":
       return typeName(actual) === operand;
     case "$not":
-      return !valueMatches(actual, operand, false);
+      return !valueMatches(actual, operand, false, steps);
     case "$regex":
-      return patternFinds(operand, asString(actual), false);
+      return patternFinds(operand, steps.text(actual), false, steps);
     case "$regexi":
-      return patternFinds(operand, asString(actual), true);
+      return patternFinds(operand, steps.text(actual), true, steps);
     default:
       return false;
   }
 }
+function patternFinds(pattern, text, caseInsensitive, steps) {
+  const compiled2 = typeof pattern === "string" ? compilePattern(pattern, caseInsensitive) : null;
+  if (!compiled2) return false;
+  steps.take((text.length + 1) * compiled2.instructions);
+  return compiled2.finds(text);
+}
 var foldCase = (value) => typeof value === "string" ? value.toLowerCase() : value;
-function isIn(actual, list, caseInsensitive) {
+function isIn(actual, list, caseInsensitive, steps) {
   const candidates = Array.isArray(actual) ? actual : [actual];
+  steps.take(candidates.length + list.length);
   const fold = caseInsensitive ? foldCase : (value) => value;
-  return candidates.some((candidate) => list.some((element) => strictlyEqual(fold(candidate), fold(element))));
+  const elements = new Set(list.map(fold));
+  return candidates.some((candidate) => !Number.isNaN(candidate) && elements.has(fold(candidate)));
 }
-function hasAll(actual, expected, caseInsensitive) {
+function hasAll(actual, expected, caseInsensitive, steps) {
   if (!Array.isArray(actual)) return false;
-  return expected.every((wanted) => actual.some((element) => valueMatches(element, wanted, caseInsensitive)));
+  return expected.every(
+    (wanted) => actual.some((element) => {
+      steps.take(1);
+      return valueMatches(element, wanted, caseInsensitive, steps);
+    })
+  );
 }
-function someElementMatches(actual, operand) {
-  const matches = isOperatorObject(operand) ? (element) => valueMatches(element, operand, false) : (element) => holds(operand, element);
-  return actual.some((element) => element !== null && element !== void 0 && matches(element));
+function someElementMatches(actual, operand, steps) {
+  const matches = isOperatorObject(operand) ? (element) => valueMatches(element, operand, false, steps) : (element) => holds(operand, element, steps);
+  return actual.some((element) => {
+    if (element === null || element === void 0) return false;
+    steps.take(1);
+    return matches(element);
+  });
 }
 
 // node_modules/@noble/hashes/_u64.js

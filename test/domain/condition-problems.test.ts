@@ -108,5 +108,6 @@ describe('the contract and the validator', () => {
     expect(description).toContain(`at most ${CONDITION_LIMITS.depth} levels of nesting`);
     expect(description).toContain(`at most ${CONDITION_LIMITS.values} JSON values`);
     expect(description).toContain(`at most ${CONDITION_LIMITS.patterns} \`$regex\``);
+    expect(description).toContain(`at most ${CONDITION_LIMITS.evaluationSteps} steps`);
   });
 });

@@ -10,6 +10,34 @@ import sys
 from pathlib import Path
 
 MISSING = None  # a path that leads nowhere yields null
+STEP_LIMIT = 20000  # steps one evaluation may take; past them the condition does not hold
+
+
+class Exhausted(Exception):
+    pass
+
+
+class Steps:
+    """The contract's count of an evaluation's work; `instructions` gives each pattern's RE2 instruction count."""
+
+    def __init__(self, instructions):
+        self.taken = 0
+        self.instructions = instructions
+
+    def take(self, count):
+        self.taken += count
+        if self.taken > STEP_LIMIT:
+            raise Exhausted()
+
+    def text(self, v):
+        s = js_string(v)
+        if isinstance(v, (list, dict)):
+            self.take(utf16_length(s))
+        return s
+
+
+def utf16_length(s):
+    return len(s.encode('utf-16-le')) // 2
 
 
 def is_number(v):
@@ -125,8 +153,6 @@ def code_units(s):
 
 def less_than(a, b):
     """JavaScript's abstract relational comparison a < b: True, False, or None (undefined, for NaN)."""
-    a = js_string(a) if isinstance(a, (list, dict)) else a
-    b = js_string(b) if isinstance(b, (list, dict)) else b
     if isinstance(a, str) and isinstance(b, str):
         return code_units(a) < code_units(b)
     x, y = js_number(a), js_number(b)
@@ -135,7 +161,9 @@ def less_than(a, b):
     return x < y
 
 
-def relation(a, op, b):
+def relation(a, op, b, steps):
+    a = steps.text(a) if isinstance(a, (list, dict)) else a
+    b = steps.text(b) if isinstance(b, (list, dict)) else b
     if op == '<':
         return less_than(a, b) is True
     if op == '>':
@@ -193,14 +221,19 @@ def padded_version(v):
 NOT_RE2 = re.compile(r'\(\?<?[=!]|\\[1-9]')
 
 
-def pattern_finds(pattern, value, insensitive):
+def pattern_finds(pattern, value, insensitive, steps):
+    text = steps.text(value)
     if not isinstance(pattern, str) or NOT_RE2.search(pattern):
         return False
     try:
         compiled = re.compile(pattern, re.IGNORECASE if insensitive else 0)
     except re.error:
         return False
-    return compiled.search(js_string(value)) is not None
+    instructions = steps.instructions.get(('(?i)' if insensitive else '') + pattern)
+    if instructions is None:
+        return False  # a pattern the vector gives no count for is one RE2 refuses (e.g. over 500 instructions)
+    steps.take((utf16_length(text) + 1) * instructions)
+    return compiled.search(text) is not None
 
 
 def type_name(v):
@@ -225,20 +258,26 @@ def fold(v):
     return v.lower() if isinstance(v, str) else v
 
 
-def is_in(actual, values, insensitive):
+def is_in(actual, values, insensitive, steps):
     f = fold if insensitive else (lambda v: v)
     candidates = actual if isinstance(actual, list) else [actual]
+    steps.take(len(candidates) + len(values))
     return any(strictly_equal(f(c), f(e)) for c in candidates for e in values)
 
 
-def has_all(actual, expected, insensitive):
-    return isinstance(actual, list) and all(any(matches(e, w, insensitive) for e in actual) for w in expected)
+def has_all(actual, expected, insensitive, steps):
+    def tried(e, w):
+        steps.take(1)
+        return matches(e, w, insensitive, steps)
+    return isinstance(actual, list) and all(any(tried(e, w) for e in actual) for w in expected)
 
 
-def elem_match(actual, operand):
+def elem_match(actual, operand, steps):
     if not isinstance(actual, list):
         return False
-    test = (lambda e: matches(e, operand, False)) if is_operator_object(operand) else (lambda e: holds(operand, e))
+    def test(e):
+        steps.take(1)
+        return matches(e, operand, False, steps) if is_operator_object(operand) else holds(operand, e, steps)
     return any(e is not None and test(e) for e in actual)
 
 
@@ -250,82 +289,96 @@ def compare_versions(a, op, b):
     return {'==': x == y, '!=': x != y, '>': x > y, '>=': x >= y, '<': x < y, '<=': x <= y}[op]
 
 
-def operator_holds(op, actual, operand):
+def operator_holds(op, actual, operand, steps):
     if op == '$eq':
         return strictly_equal(actual, operand)
     if op == '$ne':
         return not strictly_equal(actual, operand)
     if op in ('$lt', '$lte', '$gt', '$gte'):
-        return relation(actual, {'$lt': '<', '$lte': '<=', '$gt': '>', '$gte': '>='}[op], operand)
+        return relation(actual, {'$lt': '<', '$lte': '<=', '$gt': '>', '$gte': '>='}[op], operand, steps)
     if op in VERSION_OPS:
         return compare_versions(actual, VERSION_OPS[op], operand)
     if op in ('$in', '$nin', '$ini', '$nini'):
         if not isinstance(operand, list):
             return False
-        found = is_in(actual, operand, op in ('$ini', '$nini'))
+        found = is_in(actual, operand, op in ('$ini', '$nini'), steps)
         return found if op in ('$in', '$ini') else not found
     if op in ('$all', '$alli'):
-        return isinstance(operand, list) and has_all(actual, operand, op == '$alli')
+        return isinstance(operand, list) and has_all(actual, operand, op == '$alli', steps)
     if op == '$size':
-        return isinstance(actual, list) and matches(len(actual), operand, False)
+        return isinstance(actual, list) and matches(len(actual), operand, False, steps)
     if op == '$elemMatch':
-        return elem_match(actual, operand)
+        return elem_match(actual, operand, steps)
     if op == '$exists':
         return (actual is not None) if truthy(operand) else (actual is None)
     if op == '$type':
         return type_name(actual) == operand
     if op == '$not':
-        return not matches(actual, operand, False)
+        return not matches(actual, operand, False, steps)
     if op in ('$regex', '$regexi'):
-        return pattern_finds(operand, actual, op == '$regexi')
+        return pattern_finds(operand, actual, op == '$regexi', steps)
     return False
 
 
-def matches(actual, expected, insensitive):
+def matches(actual, expected, insensitive, steps):
     if isinstance(expected, str):
         if insensitive:
-            return js_string(actual).lower() == expected.lower()
-        return js_string(actual) == expected
+            return steps.text(actual).lower() == expected.lower()
+        return steps.text(actual) == expected
     if isinstance(expected, bool):
         return actual is not None and truthy(actual) == expected
     if is_number(expected):
-        return js_number(actual) == float(expected)
+        return js_number(steps.text(actual) if isinstance(actual, (list, dict)) else actual) == float(expected)
     if expected is None:
         return actual is None
     if not is_operator_object(expected):
-        return js_json(actual) == js_json(expected)
-    return all(operator_holds(op, actual, operand) for op, operand in expected.items())
+        left, right = js_json(actual), js_json(expected)
+        steps.take(utf16_length(left))
+        steps.take(utf16_length(right))
+        return left == right
+    for op, operand in js_entries(expected):
+        steps.take(1)
+        if not operator_holds(op, actual, operand, steps):
+            return False
+    return True
 
 
-def holds(condition, subject):
+def js_entries(d):
+    """An object's entries in JavaScript's order: integer-like keys first, ascending, then the others as inserted."""
+    index_keys = sorted((k for k in d if ARRAY_INDEX.fullmatch(k) and int(k) < 2**32 - 1), key=int)
+    return [(k, d[k]) for k in index_keys] + [(k, v) for k, v in d.items() if k not in index_keys]
+
+
+def holds(condition, subject, steps):
     if not isinstance(condition, dict):
         return False
-    for key, operand in condition.items():
+    for key, operand in js_entries(condition):
+        steps.take(1)
         if key == '$and':
-            ok = isinstance(operand, list) and all(holds(c, subject) for c in operand)
+            ok = isinstance(operand, list) and all(holds(c, subject, steps) for c in operand)
         elif key == '$or':
-            ok = isinstance(operand, list) and (len(operand) == 0 or any(holds(c, subject) for c in operand))
+            ok = isinstance(operand, list) and (len(operand) == 0 or any(holds(c, subject, steps) for c in operand))
         elif key == '$nor':
-            ok = isinstance(operand, list) and not (len(operand) == 0 or any(holds(c, subject) for c in operand))
+            ok = isinstance(operand, list) and not (len(operand) == 0 or any(holds(c, subject, steps) for c in operand))
         elif key == '$not':
-            ok = not holds(operand, subject)
+            ok = not holds(operand, subject, steps)
         elif key.startswith('$'):
             ok = False
         else:
-            ok = matches(value_at(subject, key), operand, False)
+            ok = matches(value_at(subject, key), operand, False, steps)
         if not ok:
             return False
     return True
 
 
-def evaluate(condition, attributes):
+def evaluate(condition, attributes, instructions=None):
     try:
-        return holds(condition, attributes)
-    except RecursionError:
+        return holds(condition, attributes, Steps(instructions or {}))
+    except (RecursionError, Exhausted):
         return False
 
 
 if __name__ == '__main__':
     source = Path(sys.argv[1]) if len(sys.argv) > 1 else Path(__file__).with_name('conditions.json')
     cases = json.loads(source.read_text(encoding='utf-8'))['cases']
-    print(json.dumps([{'name': c['name'], 'result': evaluate(c['condition'], c['attributes'])} for c in cases], ensure_ascii=False))
+    print(json.dumps([{'name': c['name'], 'result': evaluate(c['condition'], c['attributes'], c.get('instructions'))} for c in cases], ensure_ascii=False))

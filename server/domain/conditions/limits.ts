@@ -6,6 +6,8 @@ export const CONDITION_LIMITS = {
   values: 2000,
   /** `$regex` and `$regexi` operators in one condition. */
   patterns: 20,
+  /** `$regex` and `$regexi` operators in all the conditions of one request (a flag's rules): what one request may compile. */
+  patternsPerRequest: 50,
   keysPerObject: 50,
   itemsPerArray: 1000,
   pathLength: 200,
@@ -14,4 +16,6 @@ export const CONDITION_LIMITS = {
   /** RE2 instructions a compiled pattern may hold: matching costs up to input × instructions (`.{1000}` is 1002). */
   patternInstructions: 500,
   versionLength: 100,
+  /** Steps one evaluation of one condition may take (evaluate.ts counts them as the contract states); past them it does not hold. */
+  evaluationSteps: 20_000,
 } as const;
