@@ -1,5 +1,5 @@
 import type { components } from '../../generated/api';
-import { conditionProblems } from '../domain/conditions';
+import { CONDITION_LIMITS, conditionShape, patternProblems, type PatternAt } from '../domain/conditions';
 import { flagValueProblem, type FlagType } from '../domain/flag-types';
 import { findExperiment } from '../experiments/store';
 import { BadRequest, Conflict, NotFound } from '../http/errors';
@@ -11,20 +11,38 @@ type Rule = components['schemas']['FeatureRule'];
 type FieldError = components['schemas']['ProblemFieldError'];
 
 /**
- * What the schema cannot say about a flag's rules: 400 for a percentage with more than two
- * decimals, a schedule that ends before it starts or a malformed condition; 404 for an unknown
- * experiment; 409 for a stopped one or a value for a variant it does not have.
+ * What the schema cannot say about a flag's rules, short of compiling their patterns (checkPatterns
+ * does that last, being the costly part): 400 for a percentage with more than two decimals, a
+ * schedule that ends before it starts, a malformed condition or more patterns than a request may
+ * hold; 404 for an unknown experiment; 409 for a stopped one or a value for a variant it does not
+ * have. Answers the patterns to compile.
  */
-export async function checkRules(db: Db, team: TeamRow, rules: Rule[]): Promise<void> {
-  const problems = rules.flatMap((rule, index) => shapeProblems(rule, `/body/rules/${index}`));
-  if (problems.length > 0) throw new BadRequest(problems.map((p) => `${p.path} ${p.message}`).join('; '), problems);
+export async function checkRules(db: Db, team: TeamRow, rules: Rule[]): Promise<PatternAt[]> {
+  const patterns: PatternAt[] = [];
+  const problems = rules.flatMap((rule, index) => shapeProblems(rule, `/body/rules/${index}`, patterns));
+  if (patterns.length > CONDITION_LIMITS.patternsPerRequest) {
+    problems.push({ path: '/body/rules', message: `must hold at most ${CONDITION_LIMITS.patternsPerRequest} $regex and $regexi operators in all their conditions` });
+  }
+  throwProblems(problems);
   for (const [index, rule] of rules.entries()) {
     if (rule.type === 'experiment') await checkExperimentRule(db, team, rule, `/body/rules/${index}`);
   }
+  return patterns;
 }
 
-function shapeProblems(rule: Rule, path: string): FieldError[] {
-  const problems: FieldError[] = rule.conditions === undefined ? [] : conditionProblems(rule.conditions, `${path}/conditions`);
+/** 400 for the rules' patterns that RE2 refuses: compiled only once every other check has passed. */
+export function checkPatterns(patterns: PatternAt[]): void {
+  throwProblems(patternProblems(patterns));
+}
+
+function throwProblems(problems: FieldError[]): void {
+  if (problems.length > 0) throw new BadRequest(problems.map((p) => `${p.path} ${p.message}`).join('; '), problems);
+}
+
+function shapeProblems(rule: Rule, path: string, patterns: PatternAt[]): FieldError[] {
+  const shape = rule.conditions === undefined ? { problems: [], patterns: [] } : conditionShape(rule.conditions, `${path}/conditions`);
+  patterns.push(...shape.patterns);
+  const problems: FieldError[] = [...shape.problems];
   if (rule.type === 'rollout' && Math.abs(rule.percentage * 100 - Math.round(rule.percentage * 100)) > 1e-6) {
     problems.push({ path: `${path}/percentage`, message: 'must have at most two decimals' });
   }

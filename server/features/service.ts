@@ -7,7 +7,7 @@ import { countInTeam } from '../storage/counts';
 import { now, onDuplicate } from '../storage/values';
 import { requireRoomFor, requireRoomForValue } from '../teams/limits';
 import type { TeamRow } from '../teams/store';
-import { checkRules, checkValues, flagText, rulesText } from './rules';
+import { checkPatterns, checkRules, checkValues, flagText, rulesText } from './rules';
 import * as store from './store';
 
 type Feature = components['schemas']['Feature'];
@@ -39,8 +39,9 @@ export async function createFeature(db: Db, team: TeamRow, input: FeatureCreate)
   checkValues({ type, value: { text: input.value ?? null, given: true }, rules: { list: input.rules ?? [], given: true } });
   const row = await changingConfig(db, team.id, async (trx) => {
     await requireRoomFor(trx, team, 'features');
-    if (input.rules) await checkRules(trx, team, input.rules);
+    const patterns = input.rules ? await checkRules(trx, team, input.rules) : [];
     await requireRoomForValue(trx, team, flagText(input.value, input.rules));
+    checkPatterns(patterns);
     return onDuplicate(
       store.insertFeature(trx, {
         team_id: team.id,
@@ -67,8 +68,9 @@ export async function updateFeature(db: Db, team: TeamRow, key: string, input: F
     rules: input.rules ? { list: input.rules, given: true } : { list: store.rulesOf(feature), given: false },
   });
   const row = await changingConfig(db, team.id, async (trx) => {
-    if (input.rules) await checkRules(trx, team, input.rules);
+    const patterns = input.rules ? await checkRules(trx, team, input.rules) : [];
     await requireRoomForValue(trx, team, flagText(input.value === undefined ? feature.value : input.value, input.rules ?? store.rulesOf(feature)), feature.id);
+    checkPatterns(patterns);
     const { rules, ...fields } = input;
     const changes = { ...fields, ...(rules ? { rules: rulesText(rules) } : {}), updated_at: now() };
     return onDuplicate(store.updateFeature(trx, feature.id, team.id, changes), () => duplicateKey(team, input.key ?? key));

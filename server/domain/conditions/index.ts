@@ -1,3 +1,3 @@
 export { evaluateCondition, type Condition, type ConditionAttributes } from './evaluate';
 export { CONDITION_LIMITS } from './limits';
-export { conditionProblems, type ConditionProblem } from './validate';
+export { conditionProblems, conditionShape, patternProblems, type ConditionProblem, type PatternAt } from './validate';

@@ -1,7 +1,9 @@
 /**
  * Whether a JSON value is a condition the service accepts: the shape and bounds of
  * openapi/components/schemas/Condition.yaml, plus what JSON Schema cannot say — nesting depth,
- * the number of values and of patterns, and that each pattern compiles on RE2.
+ * the number of values and of patterns, and that each pattern compiles on RE2. Compiling is the
+ * costly part, so it comes last: `conditionShape` checks everything else and lists the patterns,
+ * `patternProblems` compiles them.
  */
 import { isPlainObject } from './javascript';
 import { CONDITION_LIMITS as LIMITS } from './limits';
@@ -71,13 +73,37 @@ const OPERATORS: Record<string, OperandCheck> = {
   $vlte: version,
 };
 
+/** A pattern a condition holds, at its JSON pointer. */
+export interface PatternAt {
+  path: string;
+  pattern: string;
+}
+
 /** Every problem of a would-be condition (none when it is valid), each at its JSON pointer under `path`. */
 export function conditionProblems(condition: unknown, path: string): ConditionProblem[] {
+  const shape = conditionShape(condition, path);
+  return shape.problems.length > 0 ? shape.problems : patternProblems(shape.patterns);
+}
+
+/** The problems found without compiling a pattern, and the patterns to compile when there are none. */
+export function conditionShape(condition: unknown, path: string): { problems: ConditionProblem[]; patterns: PatternAt[] } {
   const walk = new Walk();
   walk.condition(condition, path, 1);
   if (walk.values > LIMITS.values) walk.problem(path, `must hold at most ${LIMITS.values} values (objects, arrays and scalars)`);
-  if (walk.patterns > LIMITS.patterns) walk.problem(path, `must hold at most ${LIMITS.patterns} $regex and $regexi operators`);
-  return walk.problems.slice(0, MAX_PROBLEMS);
+  if (walk.found.length > LIMITS.patterns) walk.problem(path, `must hold at most ${LIMITS.patterns} $regex and $regexi operators`);
+  return { problems: walk.problems.slice(0, MAX_PROBLEMS), patterns: walk.found };
+}
+
+/** The patterns that RE2 refuses or that compile to more instructions than the limit, each compiled once. */
+export function patternProblems(patterns: PatternAt[]): ConditionProblem[] {
+  const problems: ConditionProblem[] = [];
+  for (const { path, pattern } of patterns) {
+    if (problems.length >= MAX_PROBLEMS) break;
+    if (compilePattern(pattern, false) === null) {
+      problems.push({ path, message: `must be a regular expression in RE2 syntax (no lookaround or backreferences) that compiles to at most ${LIMITS.patternInstructions} instructions` });
+    }
+  }
+  return problems;
 }
 
 const pointer = (path: string, key: string | number) => `${path}/${String(key).replaceAll('~', '~0').replaceAll('/', '~1')}`;
@@ -85,7 +111,8 @@ const pointer = (path: string, key: string | number) => `${path}/${String(key).r
 class Walk {
   problems: ConditionProblem[] = [];
   values = 0;
-  patterns = 0;
+  /** The patterns met that are strings of a valid length, to compile once everything else holds. */
+  found: PatternAt[] = [];
 
   problem(path: string, message: string): void {
     if (this.problems.length < MAX_PROBLEMS) this.problems.push({ path, message });
@@ -155,12 +182,9 @@ class Walk {
 
   pattern(operand: unknown, path: string): void {
     this.values++;
-    this.patterns++;
     if (typeof operand !== 'string') return this.problem(path, 'must be a string (a regular expression)');
+    this.found.push({ path, pattern: operand });
     if (operand.length > LIMITS.patternLength) return this.problem(path, `must be at most ${LIMITS.patternLength} characters`);
     if (operand.includes('\0')) return this.problem(path, 'must not contain NUL');
-    if (compilePattern(operand, false) === null) {
-      this.problem(path, `must be a regular expression in RE2 syntax (no lookaround or backreferences) that compiles to at most ${LIMITS.patternInstructions} instructions`);
-    }
   }
 }
