@@ -41,6 +41,8 @@ export function fisherExactPValue(arm: ArmRate, control: ArmRate): number {
   const k = arm.uniqueConversions + control.uniqueConversions;
   const low = Math.max(0, k - n2);
   const high = Math.min(n1, k);
+  // One table only (nobody or everybody converted): p is 1, which the sum leaves a rounding short.
+  if (low === high) return 1;
   const logTotal = logChoose(n1 + n2, k);
   const probability = (x: number) => Math.exp(logChoose(n1, x) + logChoose(n2, k - x) - logTotal);
   const observed = probability(arm.uniqueConversions);

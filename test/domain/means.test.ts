@@ -88,6 +88,18 @@ describe('compareWithControl — unpooled z and the exact test below 5 expected'
     expect(result.interval.lower).toBeGreaterThan(0);
   });
 
+  it.each([
+    ['nobody', 0, 0],
+    ['everybody', 50, 40],
+  ] as const)('audit, p of 1: when %s converted in both arms, then p is exactly 1 and confidence exactly 0, as documented (0.9999999999999991 was served)', (_, converted, ofForty) => {
+    const all = ofForty === 40;
+    const result = compareWithControl({ participants: 40, conversions: ofForty, uniqueConversions: ofForty }, { participants: 50, conversions: converted, uniqueConversions: converted }, false);
+    expect(result.test).toBe('exact');
+    expect(result.pValue).toBe(1);
+    expect(result.confidence).toBe(0);
+    expect(fisherExactPValue({ participants: 7, uniqueConversions: all ? 7 : 0 }, { participants: 1_000, uniqueConversions: all ? 1_000 : 0 })).toBe(1);
+  });
+
   it('when each arm expects exactly 5 converters, then the normal test applies; at 4.5 the exact one', () => {
     expect(needsExactTest({ participants: 100, uniqueConversions: 5 }, { participants: 100, uniqueConversions: 5 })).toBe(false);
     expect(needsExactTest({ participants: 100, uniqueConversions: 4 }, { participants: 100, uniqueConversions: 5 })).toBe(true);
