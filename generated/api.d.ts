@@ -1368,8 +1368,9 @@ export interface components {
          * @example 0.13
          */
         NullableNumber: number | null;
-        /** @description Sample-ratio check of the whole experiment: Pearson's χ² of the participants per variant against the expected split (`E_i = N · traffic_i / Σ traffic`), df = k − 1, and its p-value from the χ² survival function. 0 % variants are left out; both fields are null when fewer than two variants remain or nobody is enrolled. A small p (conventionally below 0.001) means assignment or data collection is broken — not that a variant wins. */
+        /** @description Sample-ratio check of the whole experiment: Pearson's χ² of the participants per variant against the expected split (`E_i = N · traffic_i / Σ traffic`), df = k − 1, and its p-value from the χ² survival function. A 0 % variant expects nobody: empty, it is left out; with participants (enrolled before its traffic went to 0, or before the service refused a client's choice of it) the split is certainly not the traffic's — `chi_square` is null (infinite) and `p_value` 0, so `srm_warning` is on. Otherwise both fields are null when fewer than two variants remain or nobody is enrolled. A small p (conventionally below 0.001) means assignment or data collection is broken — not that a variant wins. */
         SampleRatioMismatch: {
+            /** @description Pearson's χ²; null when `p_value` is, and when a 0 % variant has participants (χ² infinite, `p_value` 0). */
             chi_square: components["schemas"]["NullableNumber"];
             p_value: components["schemas"]["NullableNumber"];
         };
@@ -1861,7 +1862,7 @@ export interface components {
             event?: components["schemas"]["Key"];
             /** @description Enrol only in this (running) experiment, and count the event only there. */
             experiment?: components["schemas"]["Key"];
-            /** @description The variant the client assigned itself (requires `experiment`). */
+            /** @description The variant the client assigned itself (requires `experiment`). A variant with a 0 % share of the traffic is refused (409, the problem naming it): nobody may enter an arm the split gives no share, and the sample-ratio check counts anyone in it as a mismatch. */
             variant?: components["schemas"]["Key"];
             /**
              * @description What the event carried (an amount: revenue in the team's currency, seconds, items), for an event of type `value`: a finite number from −10⁹ to 10⁹ with at most 6 decimals as written (0.1 is fine; 0.1234567 is 400). Kept as integer micro-units, so sums never drift; added to the participant's total for the event in each experiment it counts in. Negative values (refunds) are allowed.
@@ -3843,7 +3844,7 @@ export interface components {
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
-        /** @description The experiment the body names is not running, so it enrols no one. Nothing was stored. */
+        /** @description The experiment the body names is not running, so it enrols no one; or the `variant` it names has a 0 % share of the traffic, so no participant may enter it. Nothing was stored. */
         ExperimentNotEnrolling: {
             headers: {
                 "RateLimit-Limit": components["headers"]["RateLimitLimit"];

@@ -155,13 +155,14 @@ export function compareWithControl(
 
 /**
  * Sample-ratio mismatch: Pearson χ² of observed participants against the traffic weights,
- * df = k − 1. Arms with weight 0 are left out (their participants too); null when fewer than
- * two arms remain or none of them has participants.
+ * df = k − 1. An arm with weight 0 expects nobody: empty, it is left out; with participants, the
+ * split is certainly broken — χ² infinite (null: JSON has no infinity) and p 0. Otherwise null when
+ * fewer than two arms remain or none of them has participants.
  */
 export function sampleRatioMismatch(
   observed: number[],
   weights: number[],
-): { chiSquare: number; pValue: number } | null {
+): { chiSquare: number | null; pValue: number } | null {
   if (observed.length !== weights.length) {
     throw new RangeError('observed and weights must have the same length');
   }
@@ -171,6 +172,7 @@ export function sampleRatioMismatch(
   if (weights.some((w) => !Number.isFinite(w) || w < 0)) {
     throw new RangeError('weights must be finite and non-negative');
   }
+  if (observed.some((o, i) => o > 0 && weights[i] === 0)) return { chiSquare: null, pValue: 0 };
   const arms = observed.map((o, i) => ({ o, w: weights[i]! })).filter((a) => a.w > 0);
   const total = arms.reduce((sum, a) => sum + a.o, 0);
   const totalWeight = arms.reduce((sum, a) => sum + a.w, 0);

@@ -366,14 +366,16 @@ function carriedValue(input: IngestRequest, event: EventRow | undefined): bigint
 
 /**
  * Whether a resolved ingest is refused, as the single ingest decides it against the quota use the
- * ingests before it in the flush have left: 409 for a named experiment that is not running (402
- * first if the quota is used up), 402 when the quota is used up; else it counts against the quota.
+ * ingests before it in the flush have left: 409 for a named experiment that is not running or a
+ * chosen variant with a 0 % share (402 first if the quota is used up), 402 when the quota is used
+ * up; else it counts against the quota.
  */
 function admission(used: Map<number, number>, unit: Resolved, at: string): HttpError | undefined {
   const team = unit.job.team;
   const quotaLeft = team.ingest_limit === null || used.get(team.id)! < team.ingest_limit;
   if (!quotaLeft) return new QuotaExceeded(`Team ${team.id} has used its ${team.ingest_limit} ingests of ${quotaMonth(at)} (UTC).`);
   if (unit.target && unit.target.status !== 'running') return new Conflict(`Experiment '${unit.target.key}' is ${unit.target.status}; only a running experiment enrols.`);
+  if (unit.chosen && unit.chosen.share === 0) return new Conflict(`Variant '${unit.chosen.key}' of experiment '${unit.target!.key}' has 0 % of the traffic; no participant may enter it (body.variant).`);
   used.set(team.id, used.get(team.id)! + 1);
   return undefined;
 }

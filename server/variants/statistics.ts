@@ -64,12 +64,11 @@ function describe(experiment: ExperimentRow, variants: ResolvedVariant[], varian
   };
 }
 
-/** The experiment's sample-ratio check; variants with a 0 % share are left out. */
+/** The experiment's sample-ratio check; a variant with a 0 % share and participants is a mismatch. */
 export function experimentSrm(variants: ResolvedVariant[]): VariantStatistics['srm'] {
-  const split = variants.filter((v) => v.share > 0);
   const srm = sampleRatioMismatch(
-    split.map((v) => v.participants),
-    split.map((v) => v.share),
+    variants.map((v) => v.participants),
+    variants.map((v) => v.share),
   );
   return { chi_square: srm?.chiSquare ?? null, p_value: srm?.pValue ?? null };
 }

@@ -337,7 +337,7 @@ describe('sampleRatioMismatch', () => {
 
   it('matches the closed-form survival function for df = 2, exp(−χ²/2)', () => {
     const result = sampleRatioMismatch([3300, 3400, 3350], [1, 1, 1])!;
-    expect(result.pValue).toBeCloseTo(Math.exp(-result.chiSquare / 2), 12);
+    expect(result.pValue).toBeCloseTo(Math.exp(-result.chiSquare! / 2), 12);
   });
 
   it('reports χ² 0 and p 1 for a perfect split', () => {
@@ -347,10 +347,15 @@ describe('sampleRatioMismatch', () => {
     });
   });
 
-  it('leaves out arms with weight 0', () => {
+  it('leaves out empty arms with weight 0', () => {
     const twoArms = sampleRatioMismatch([5000, 5200], [50, 50]);
     expect(sampleRatioMismatch([5000, 0, 5200], [50, 0, 50])).toEqual(twoArms);
-    expect(sampleRatioMismatch([5000, 17, 5200], [50, 0, 50])).toEqual(twoArms);
+  });
+
+  it('audit, a 0 % variant: when an arm with weight 0 has participants, then the split is a mismatch — p 0, χ² infinite (null) — not left out (p 1 was served)', () => {
+    expect(sampleRatioMismatch([5000, 17, 5200], [50, 0, 50])).toEqual({ chiSquare: null, pValue: 0 });
+    expect(sampleRatioMismatch([25, 25, 50], [50, 50, 0])).toEqual({ chiSquare: null, pValue: 0 });
+    expect(sampleRatioMismatch([5000, 1], [100, 0])).toEqual({ chiSquare: null, pValue: 0 });
   });
 
   it('returns null for a single arm, or a single arm with non-zero weight', () => {

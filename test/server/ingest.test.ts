@@ -169,6 +169,32 @@ describe.each(engines)('ingest on %s', (engine) => {
       expect(await counts(team, 'other')).toEqual(before);
     });
 
+    it('audit, a 0 % variant: when a client chooses a variant with traffic 0, singly or in a batch, then 409 names the variant, nothing is stored, and the sample-ratio check still sees the split as the traffic says', async () => {
+      // Arrange: control and treatment share the traffic; dark has 0 %
+      const team = await server().newTeam();
+      const path = { team: team.id, experiment: 'exp' };
+      await createExperiment(team, 'exp', { start: false });
+      expect((await team.api.POST('/api/teams/{team}/experiments/{experiment}/variants', { params: { path }, body: { key: 'dark', traffic: 0 } })).response.status).toBe(200);
+      expect((await team.api.POST('/api/teams/{team}/experiments/{experiment}/start', { params: { path } })).response.status).toBe(200);
+
+      // Act
+      const single = await tryIngest(team, { participant: 'user-1', experiment: 'exp', variant: 'dark', event: 'goal' });
+      const batch = await team.ingest.POST('/api/teams/{team}/ingest/batch', {
+        params: { path: { team: team.id } },
+        body: { items: [{ participant: 'user-2', experiment: 'exp', variant: 'dark' }, { participant: 'user-3', experiment: 'exp', variant: 'treatment' }] },
+      });
+
+      // Assert
+      expect(single.response.status).toBe(409);
+      expect(single.error).toMatchObject({ status: 409, title: 'Conflict', detail: expect.stringContaining("Variant 'dark'") });
+      expect(batch.data!.data.map((item) => item.status)).toEqual([409, 200]);
+      expect(batch.data!.data[0]!.error).toMatchObject({ status: 409, detail: expect.stringContaining("Variant 'dark'") });
+      for (const key of ['user-1', 'user-2']) expect((await participant(team, key)).response.status).toBe(404);
+      const dark = await team.api.GET('/api/teams/{team}/experiments/{experiment}/variants/{variant}/statistics', { params: { path: { ...path, variant: 'dark' } } });
+      expect(dark.data!.data.participants).toBe(0);
+      expect(dark.data!.data.srm.p_value).toBeGreaterThan(0);
+    });
+
     it('when a variant is sent without an experiment, then 400 and nothing is stored', async () => {
       const team = await server().newTeam();
       await createExperiment(team, 'exp');
