@@ -20,7 +20,7 @@ export type Config = Schemas['Config'];
 export type IngestItem = Schemas['IngestRequest'];
 /** Why something was not delivered or not fetched; passed to `onError`. */
 export type SdkError = 
-/** The service answered an item 4xx (400, 401, 402, 403, 404, 409, 413): it is dropped, never retried. */
+/** The service answered an item 4xx (400, 401, 402, 403, 404, 409, 413; not 408, 425 or 429, which are retried): it is dropped, never retried. */
 {
     kind: 'rejected';
     status: number;

@@ -7957,7 +7957,7 @@ function startDelivery(options) {
       return again.length === 0;
     }
     const problem = await response.json().catch(() => void 0);
-    if (response.status === 429 || response.status >= 500) {
+    if (sendAgain(response.status)) {
       lastRetryAfter = response.headers.get("retry-after");
       return false;
     }
@@ -8019,6 +8019,9 @@ function startDelivery(options) {
     close,
     stats: () => ({ queued: queue.length, ...counts })
   };
+}
+function sendAgain(status) {
+  return status === 408 || status === 425 || status === 429 || status >= 500;
 }
 function takeBatch(queue, count, bytes) {
   const batch = [];

@@ -150,7 +150,7 @@ export function startDelivery(options: DeliveryOptions): Delivery {
       return again.length === 0;
     }
     const problem = (await response.json().catch(() => undefined)) as Problem | undefined;
-    if (response.status === 429 || response.status >= 500) {
+    if (sendAgain(response.status)) {
       lastRetryAfter = response.headers.get('retry-after');
       return false;
     }
@@ -221,6 +221,14 @@ export function startDelivery(options: DeliveryOptions): Delivery {
     close,
     stats: () => ({ queued: queue.length, ...counts }),
   };
+}
+
+/**
+ * Statuses that store nothing and invite the same request again: 408 (the request did not arrive
+ * in time), 425 (too early), 429 (rate limited), and the server's failures (5xx).
+ */
+function sendAgain(status: number): boolean {
+  return status === 408 || status === 425 || status === 429 || status >= 500;
 }
 
 /** The first items of the queue, at most `count` of them and `bytes` of body (always at least one). */

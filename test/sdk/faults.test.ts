@@ -1,6 +1,8 @@
 // The SDK against real server processes: one killed mid-flush and restarted on the same storage,
-// rate limited (429 with Retry-After), storage unavailable (503) — every item tracked is counted
-// exactly once — and a config change made through another process, streamed to the SDK.
+// rate limited (429 with Retry-After), storage unavailable (503), an upload that stalls until the
+// server answers 408 — every item tracked is counted exactly once — and a config change made
+// through another process, streamed to the SDK.
+import { connect } from 'node:net';
 import { join } from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -44,6 +46,29 @@ function sdkFor(current: () => ChildServer, team: ProcessTeam, options: Partial<
     ...options,
   });
   return { client, errors, requests };
+}
+
+/**
+ * Sends the request's head and half its body over a raw connection, then nothing more: the upload
+ * has stalled. Resolves with what the server answers before it closes the connection.
+ */
+function stalledUpload(url: string, init: RequestInit | undefined): Promise<Response> {
+  const target = new URL(url);
+  const body = String(init?.body ?? '');
+  const headers = { ...(init?.headers as Record<string, string>), Host: target.host, 'Content-Length': String(Buffer.byteLength(body)) };
+  const head = `${init?.method ?? 'GET'} ${target.pathname} HTTP/1.1\r\n${Object.entries(headers).map(([name, value]) => `${name}: ${value}\r\n`).join('')}\r\n`;
+  return new Promise((resolve, reject) => {
+    const socket = connect(Number(target.port), target.hostname, () => socket.write(head + body.slice(0, body.length / 2)));
+    const received: Buffer[] = [];
+    socket.on('data', (chunk) => received.push(chunk));
+    socket.on('error', reject);
+    socket.once('close', () => {
+      const answer = Buffer.concat(received).toString();
+      const status = /^HTTP\/1\.1 (\d{3}) /.exec(answer);
+      if (!status) return reject(new Error(`the server closed a stalled upload without an answer: ${JSON.stringify(answer)}`));
+      resolve(new Response(answer.slice(answer.indexOf('\r\n\r\n') + 4) || null, { status: Number(status[1]) }));
+    });
+  });
 }
 
 /** Exposures for `count` participants, and one or two events for half of them. */
@@ -128,6 +153,37 @@ describe.each(engines)('the SDK through server faults on %s', (engine) => {
     }
     expect(errors).toEqual([]);
     expect(client.stats()).toMatchObject({ queued: 0, delivered: itemsOf(journal), rejected: 0 });
+    expect(await servedStatistics(clientsOf(server.baseUrl, team).api, team.id)).toEqual(expectedStatistics(journal));
+    await client.close();
+  });
+
+  it('when an upload stalls until the server answers 408 (request timeout), then the SDK sends the batch again and every item is counted once', { timeout: 300_000 }, async () => {
+    // Arrange: a whole request must arrive within 1 s; the first batch's upload stalls halfway.
+    const { team, server } = await arranged({ HEADERS_TIMEOUT_SECONDS: '1', REQUEST_TIMEOUT_SECONDS: '1' });
+    const stalled: number[] = [];
+    const { client, errors } = sdkFor(() => server, team, {
+      batchSize: 500,
+      fetch: async (input, init) => {
+        const url = String(input).replace(SERVICE, server.baseUrl);
+        if (url.endsWith('/ingest/batch') && stalled.length === 0) {
+          const response = await stalledUpload(url, init);
+          stalled.push(response.status);
+          return response;
+        }
+        return fetch(url, init);
+      },
+    });
+    await client.ready();
+    const journal: Journal = new Map();
+    exposeAndTrack(client, journal, 'stalled', 100);
+
+    // Act
+    await client.flush();
+
+    // Assert
+    expect(stalled).toEqual([408]);
+    expect(errors).toEqual([]);
+    expect(client.stats()).toMatchObject({ queued: 0, delivered: itemsOf(journal), rejected: 0, retries: 1 });
     expect(await servedStatistics(clientsOf(server.baseUrl, team).api, team.id)).toEqual(expectedStatistics(journal));
     await client.close();
   });
