@@ -10,6 +10,7 @@ import { experimentRoutes } from './experiments/routes';
 import { featureRoutes } from './features/routes';
 import { healthRoutes } from './health/routes';
 import { loadContract } from './contract/document';
+import { serveConsole } from './console/routes';
 import { serveContract } from './docs/routes';
 import { corsHandler } from './contract/cors';
 import { NotFound } from './http/errors';
@@ -20,7 +21,6 @@ import { useContractGate } from './contract/gate';
 import { ingestContexts } from './ingest/context';
 import { ingestRoutes } from './ingest/routes';
 import { participantRoutes } from './participants/routes';
-import { serveResultsPage } from './results/page';
 import { resultRoutes } from './results/routes';
 import { cachesFromEnv, configStreamsFromEnv, rateLimitFromEnv, trustProxyFromEnv, type CacheSettings, type RateLimitSettings, type TrustProxy } from './settings';
 import type { Storage } from './storage/database';
@@ -59,8 +59,8 @@ export function createApp({ storage, logger, validateResponses, validateRequests
   app.use(requestLog(logger));
   app.use(corsHandler(contract));
 
-  serveContract(app, { resultsPage: true });
-  serveResultsPage(app);
+  serveConsole(app);
+  serveContract(app, { console: true });
 
   if (rateLimit.enabled) app.use(rateLimiter(rateLimit));
   const identify = identifyIn(storage.db, storage.engine);

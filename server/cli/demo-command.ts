@@ -111,7 +111,7 @@ function closing(baseUrl: string, team: { id: number; token: string; ingestKey?:
     ...(team.ingestKey ? [`Ingest key:  ${team.ingestKey}`] : []),
     '',
     'With the service started (npm start), open:',
-    `  ${baseUrl}/results#${DEMO_EXPERIMENT}   (paste the API token)`,
+    `  ${baseUrl}/console#/experiments/${DEMO_EXPERIMENT}   (sign in with the API token)`,
     `  ${baseUrl}/docs`,
   ].join('\n');
 }

@@ -30,8 +30,8 @@ export const DOCS_CSP = [
 /** The index and the changelog page: no script at all, their own inline style only. */
 export const PAGE_CSP = ["default-src 'none'", "style-src 'unsafe-inline'", "img-src data:", "base-uri 'none'", "form-action 'none'", "frame-ancestors 'none'"].join('; ');
 
-/** The root's page: where the docs, the contract, the changelog and (on the server, not the mock) the results page are. */
-const index = (withResults: boolean) => `<!doctype html>
+/** The mock's root page: where the docs, the contract and the changelog are (the server's root is its console). */
+const index = () => `<!doctype html>
 <html lang="en">
   <head>
     <meta charset="utf-8" />
@@ -51,7 +51,7 @@ const index = (withResults: boolean) => `<!doctype html>
     <dl>
       <dt><a href="/docs">API docs</a></dt>
       <dd>Every operation, with a quickstart and curl and TypeScript samples.</dd>
-${withResults ? `      <dt><a href="/results">Experiment results</a></dt>\n      <dd>A team's experiments drawn from the API, with an API token.</dd>\n` : ''}      <dt><a href="/openapi.json">openapi.json</a></dt>
+      <dt><a href="/openapi.json">openapi.json</a></dt>
       <dd>The contract, for generators and tools.</dd>
       <dt><a href="/changelog">Changelog</a></dt>
       <dd>Every change to the contract.</dd>
@@ -61,13 +61,13 @@ ${withResults ? `      <dt><a href="/results">Experiment results</a></dt>\n     
 `;
 
 /**
- * What a person finds at the root: an index of the pages. The bundled contract at /openapi.json,
+ * The mock's root: an index of the pages (the server serves its console there). The bundled contract at /openapi.json,
  * its rendered reference at /docs and its changelog at /changelog: a page for a browser (which
  * asks for HTML first), the Markdown file for anything else (curl, scripts) and at /changelog.md.
  */
-export function serveContract(app: Express, { resultsPage }: { resultsPage: boolean }): void {
-  const root = index(resultsPage);
-  app.get('/', (_req, res) => res.set('Content-Security-Policy', PAGE_CSP).type('html').send(root));
+export function serveContract(app: Express, { console }: { console: boolean }): void {
+  const root = index();
+  if (!console) app.get('/', (_req, res) => res.set('Content-Security-Policy', PAGE_CSP).type('html').send(root));
   app.get('/openapi.json', (_req, res) => res.sendFile(contractPath));
   app.get('/changelog', (req, res) => {
     res.vary('Accept');

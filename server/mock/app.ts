@@ -51,7 +51,7 @@ export function createMockApp({ logger, team, token, ingestKey }: MockOptions): 
   app.set('query parser', 'simple');
   app.use(requestLog(logger));
   app.use(corsHandler(contract));
-  serveContract(app, { resultsPage: false });
+  serveContract(app, { console: false });
   useContractGate(app, contract, identify, { validateRequests: true, validateResponses: true });
   app.use('/api/teams/:team', (req, _res, next) => {
     const id = teamIdOf(String(req.params.team));

@@ -87,7 +87,7 @@ describe.each(engines)('npm run demo on %s', (engine) => {
     // Assert: the output, the progress, and the experiment as the API reads it
     expect(first.code, first.text).toBe(0);
     expect(first.text).toMatch(/^Ingest key: +esk_/m);
-    expect(first.text).toContain('http://127.0.0.1:3000/results#checkout_redesign');
+    expect(first.text).toContain('http://127.0.0.1:3000/console#/experiments/checkout_redesign');
     expect(first.text).toContain('http://127.0.0.1:3000/docs');
     expect(first.progress.at(-1)).toBe(1);
     expect(first.progress).toEqual([...first.progress].sort((a, b) => a - b));
@@ -152,7 +152,7 @@ describe('npm run demo as a process', () => {
     try {
       const { stdout } = await promisify(execFile)('npm', ['run', '-s', 'demo', '--', '--participants', '300', '--days', '2'], { cwd: root, env: { ...process.env, ...storageEnv, PORT: '4321' } });
       expect(stdout).toMatch(/^API token: +est_/m);
-      expect(stdout).toContain('http://127.0.0.1:4321/results#checkout_redesign');
+      expect(stdout).toContain('http://127.0.0.1:4321/console#/experiments/checkout_redesign');
     } finally {
       await cleanup();
     }

@@ -112,15 +112,19 @@ describe('npm run docs (part of npm start)', () => {
 describe('GET /', () => {
   const server = useServer('sqlite');
 
-  it('when a newcomer opens the root, then it is a page linking the docs, the results page, the contract and the changelog, each of which answers', async () => {
-    if (!existsSync(docsFile)) execFileSync('npm', ['run', '-s', 'docs'], { cwd: root, stdio: 'inherit' });
-    const response = await fetch(`${server().baseUrl}/`);
-
-    expect(response.status).toBe(200);
-    expect(response.headers.get('content-type')).toMatch(/^text\/html/);
-    const links = [...(await response.text()).matchAll(/<a href="([^"]+)"/g)].map((match) => match[1]!);
-    expect(links).toEqual(['/docs', '/results', '/openapi.json', '/changelog']);
-    for (const link of links) expect((await fetch(`${server().baseUrl}${link}`)).status, link).toBe(200);
+  it('when a newcomer opens the root, or the results page of earlier links, then it leads to the console, a page of its own origin only', async () => {
+    for (const path of ['/', '/results']) {
+      const response = await fetch(`${server().baseUrl}${path}`, { redirect: 'manual' });
+      expect([301, 302], path).toContain(response.status);
+      expect(response.headers.get('location'), path).toBe('/console');
+    }
+    const page = await fetch(`${server().baseUrl}/console`);
+    expect(page.status).toBe(200);
+    expect(page.headers.get('content-type')).toMatch(/^text\/html/);
+    expect(page.headers.get('content-security-policy')).toBe("default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'");
+    const assets = [...(await page.text()).matchAll(/(?:href|src)="([^"]+)"/g)].map((match) => match[1]!);
+    expect(assets).toEqual(['/console/icon.svg', '/console/console.css', '/console/console.js']);
+    for (const asset of assets) expect((await fetch(`${server().baseUrl}${asset}`)).status, asset).toBe(200);
   });
 });
 

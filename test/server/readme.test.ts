@@ -67,7 +67,7 @@ describe('the README', () => {
     try {
       const { stdout } = await bash(blocksUnder('The demo')[0]!, storageEnv);
       expect(stdout).toMatch(/^API token: +est_/m);
-      expect(stdout).toContain('/results#checkout_redesign');
+      expect(stdout).toContain('/console#/experiments/checkout_redesign');
     } finally {
       await cleanup();
     }

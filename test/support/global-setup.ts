@@ -1,5 +1,6 @@
 import pg from 'pg';
 import type { TestProject } from 'vitest/node';
+import { buildConsole } from '../../scripts/console';
 import { buildChildEntries } from './build';
 import { POSTGRES_ADMIN_URL } from './postgres';
 
@@ -18,7 +19,7 @@ declare module 'vitest' {
  * required, the others are not even probed (.ci/node-lts runs SQLite only, with CI=true).
  */
 export default async function setup(project: TestProject): Promise<void> {
-  await buildChildEntries();
+  await Promise.all([buildChildEntries(), buildConsole()]);
   const chosen = chosenEngines(process.env.TEST_ENGINES);
   if (chosen) {
     if (chosen.includes('postgres') && !(await postgresAnswers())) {
