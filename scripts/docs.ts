@@ -9,7 +9,7 @@
 //   asked the server for /section/… (a 404);
 // - a title small enough to break between words, not inside one ("Experimentati / on").
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import MarkdownIt from 'markdown-it';
 
@@ -18,6 +18,12 @@ const outDir = join(root, 'dist', 'docs');
 const documentPath = join(outDir, 'openapi.json');
 const pagePath = join(outDir, 'index.html');
 const changelogPath = join(outDir, 'changelog.html');
+// Redoc's output before the fixes below; the served files are replaced whole (a server reading them meanwhile gets the old or the new one).
+const renderedPath = join(outDir, 'rendered.html');
+const replaceFile = (path: string, text: string) => {
+  writeFileSync(`${path}.new`, text);
+  renameSync(`${path}.new`, path);
+};
 const changelog = apiChangesFirst(readFileSync(join(root, 'CHANGELOG.md'), 'utf8'));
 
 /**
@@ -104,10 +110,10 @@ const TITLE_STYLE = '<style>[data-component-name="Typography/H1"] { font-size: c
 const document = JSON.parse(readFileSync(join(root, 'generated', 'openapi.json'), 'utf8'));
 document.tags = [...(document.tags ?? []), changelogTag()];
 mkdirSync(outDir, { recursive: true });
-writeFileSync(documentPath, JSON.stringify(document));
+replaceFile(documentPath, JSON.stringify(document));
 // Quiet unless it fails: Redocly prints notices (Node 20's end of life, Redoc 3) on every run, at every `npm start`.
 try {
-  execFileSync(join(root, 'node_modules/.bin/redocly'), ['build-docs', documentPath, '--inlineBundle', '--title', document.info.title, '-o', pagePath], {
+  execFileSync(join(root, 'node_modules/.bin/redocly'), ['build-docs', documentPath, '--inlineBundle', '--title', document.info.title, '-o', renderedPath], {
     cwd: root,
     stdio: ['ignore', 'pipe', 'pipe'],
     env: { ...process.env, REDOCLY_TELEMETRY: 'off', REDOCLY_SUPPRESS_UPDATE_NOTICE: 'true' },
@@ -117,7 +123,8 @@ try {
   process.stderr.write(`${stdout ?? ''}${stderr ?? ''}`);
   throw error;
 }
-const page = readFileSync(pagePath, 'utf8');
+const page = readFileSync(renderedPath, 'utf8');
+rmSync(renderedPath);
 if (!REDOC_LOGO.test(page)) throw new Error('Redoc no longer loads its logo from cdn.redoc.ly: check scripts/docs.ts');
 if (page.search(PRERENDERED_ROUTE) < 0) throw new Error('Redoc no longer prerenders its menu links as paths: check scripts/docs.ts');
 // No icon of its own: without one, the browser asks the server for /favicon.ico (a 404).
@@ -125,5 +132,5 @@ const fixed = page
   .replace(REDOC_LOGO, INLINE_LOGO)
   .replace(PRERENDERED_ROUTE, '$1#/')
   .replace('<head>', `<head>\n    <link rel="icon" href="data:,">\n    ${TITLE_STYLE}`);
-writeFileSync(pagePath, fixed);
-writeFileSync(changelogPath, changelogPage(document.info.title));
+replaceFile(pagePath, fixed);
+replaceFile(changelogPath, changelogPage(document.info.title));
