@@ -90,6 +90,8 @@ export interface paths {
         /**
          * One team
          * @description One team the user is a member of; `include` embeds related resources.
+         *
+         *     Role: any member of the team (`viewer`, `editor` or `admin`), with any API token.
          */
         get: operations["teams_get"];
         put?: never;
@@ -110,6 +112,8 @@ export interface paths {
         /**
          * Team configuration
          * @description What SDKs need to assign participants and read flags without a round trip per decision: the running experiments (key, hash seed, goal event, variants with `control` and resolved `traffic`) and all feature flags. Accepts the team's ingest key, so it is safe to call from client-side code. The structure only ever grows (additive changes). It is always current: once a change to an experiment, variant, goal event or flag has been answered 200, every later config read, on any server of the same storage, includes it (servers keep the built config per team and rebuild it when the team's stored version moves). Every answer carries an `ETag` naming the config version; a request whose `If-None-Match` names the current one is answered 304 with no body (the team is still authenticated and checked first), so an SDK polling every few seconds costs almost nothing. 403 for a valid credential of another team; 404 for an unknown team. To be sent each change as it happens instead, open `GET /api/teams/{team}/config/stream`.
+         *
+         *     Role: any member of the team (`viewer`, `editor` or `admin`), with any API token.
          */
         get: operations["config_get"];
         put?: never;
@@ -142,6 +146,8 @@ export interface paths {
          *     **Reconnecting and polling.** A client that loses the stream reconnects (after `retry`, with growing backoff while it keeps failing), sending the `id` of the last message it got as `Last-Event-ID`: it then receives the current config only if it changed meanwhile. While it cannot stream (a proxy that buffers, 429, 503), a client should poll `GET …/config` with `If-None-Match: <the last ETag>` every few seconds instead — a 304 costs almost nothing — and try the stream again later. The credential goes in `Authorization`, which a browser's `EventSource` cannot send: read the stream with `fetch`, in browsers as in Node 20 (which has no `EventSource`) — read the body as it comes, split it on blank lines, remember the last `id` and send it as `Last-Event-ID` when reconnecting (CORS allows both headers).
          *
          *     **Limits and ending.** Each credential may hold at most 10 open streams per server process (`CONFIG_STREAMS_PER_CREDENTIAL`); one more is answered 429 with `Retry-After`. A server process holds at most 1 000 streams (`CONFIG_STREAMS_PER_PROCESS`); one more is answered 503 with `Retry-After` (another process behind the same address may take it). Opening a stream counts as one request against the rate limit. The server ends every open stream at once when it shuts down, and a stream whose team is deleted or whose credential is revoked ends at the next change or keep-alive; clients reconnect (and are then answered 401, 404 or by another process).
+         *
+         *     Role: any member of the team (`viewer`, `editor` or `admin`), with any API token.
          */
         get: operations["config_stream"];
         put?: never;
@@ -162,12 +168,16 @@ export interface paths {
         /**
          * List events
          * @description The team's events, ordered by key.
+         *
+         *     Role: any member of the team (`viewer`, `editor` or `admin`), with any API token.
          */
         get: operations["events_list"];
         put?: never;
         /**
          * Create event
          * @description Defines an event. 409 when the team already has an event with this key.
+         *
+         *     Role: `editor` or `admin`, with a token that is not read-only (otherwise 403).
          */
         post: operations["events_create"];
         delete?: never;
@@ -186,17 +196,23 @@ export interface paths {
         /**
          * One event
          * @description One event of the team.
+         *
+         *     Role: any member of the team (`viewer`, `editor` or `admin`), with any API token.
          */
         get: operations["events_get"];
         /**
          * Update event
          * @description Changes the given fields. The key may change (409 when another event has it); experiments that use the event follow the new key.
+         *
+         *     Role: `editor` or `admin`, with a token that is not read-only (otherwise 403).
          */
         put: operations["events_update"];
         post?: never;
         /**
          * Delete event
          * @description Deletes the event and every conversion recorded for it, in all experiments. 409 while an experiment uses it as its goal event (change that experiment's goal or delete it first). Answers with the deleted event.
+         *
+         *     Role: `editor` or `admin`, with a token that is not read-only (otherwise 403).
          */
         delete: operations["events_delete"];
         options?: never;
@@ -214,12 +230,16 @@ export interface paths {
         /**
          * List experiments
          * @description The team's experiments in every state, ordered by key; with `include=variants`, each with its variants.
+         *
+         *     Role: any member of the team (`viewer`, `editor` or `admin`), with any API token.
          */
         get: operations["experiments_list"];
         put?: never;
         /**
          * Create experiment
          * @description Creates an experiment in `draft` with a fresh random hash seed. `event` names the goal event, which must exist (404 otherwise). 409 when the team already has an experiment with this key. `algorithm_type` is no longer accepted (400, like any unknown property): assignment is always the hash described on the team config.
+         *
+         *     Role: `editor` or `admin`, with a token that is not read-only (otherwise 403).
          */
         post: operations["experiments_create"];
         delete?: never;
@@ -238,17 +258,23 @@ export interface paths {
         /**
          * One experiment
          * @description One experiment of the team; with `include=variants`, with its variants.
+         *
+         *     Role: any member of the team (`viewer`, `editor` or `admin`), with any API token.
          */
         get: operations["experiments_get"];
         /**
          * Update experiment
          * @description Changes the given fields, in any state. A new goal `event` must exist (404 otherwise); statistics are kept for every event, so changing the goal loses nothing. A new key must be free (409 otherwise); the hash seed does not change with it, so nobody is reshuffled.
+         *
+         *     Role: `editor` or `admin`, with a token that is not read-only (otherwise 403).
          */
         put: operations["experiments_update"];
         post?: never;
         /**
          * Delete experiment
          * @description Deletes a `draft` or `stopped` experiment with its variants, enrolments and statistics. 409 while it is running: stop it first. Answers with the deleted experiment.
+         *
+         *     Role: `editor` or `admin`, with a token that is not read-only (otherwise 403).
          */
         delete: operations["experiments_delete"];
         options?: never;
@@ -268,6 +294,8 @@ export interface paths {
         /**
          * Start experiment
          * @description Moves a `draft` experiment to `running` and sets `started_at`: from now on ingest enrols participants in it and counts their events. Requires at least two variants, exactly one of them `control`, and resolved shares summing to 100; 409 otherwise, and 409 when the experiment is not a draft.
+         *
+         *     Role: `editor` or `admin`, with a token that is not read-only (otherwise 403).
          */
         post: operations["experiments_start"];
         delete?: never;
@@ -290,6 +318,8 @@ export interface paths {
          * @description Moves a `running` experiment to `stopped` (final) and sets `stopped_at`: no new enrolments or conversions; its statistics stay readable. 409 when it is not running.
          *
          *     The stop is an exact line: an ingest still in flight when it is answered 200 either committed before it — and is in the statistics — or finds the experiment stopped. So the statistics read after the 200 never change again, and no enrolment or conversion is dated after `stopped_at`, on any server of the same storage.
+         *
+         *     Role: `editor` or `admin`, with a token that is not read-only (otherwise 403).
          */
         post: operations["experiments_stop"];
         delete?: never;
@@ -312,6 +342,8 @@ export interface paths {
          *     Each event has its role in the experiment — `goal`, `guardrail` (the experiment's `guardrails`) or `secondary` (every other event) — and each variant a `corrected_verdict` that reads "better" by the event's `direction` and corrects for the many comparisons of the experiment, over every event of the team whatever `events` chooses: Holm over the goal's variants, Benjamini–Hochberg over variants × secondary events, guardrails one-sided and uncorrected, `guardrail_violated` when significantly worse (see `adjusted_p_value`). Each variant's `decision` gathers that one verdict with what it judges (`metric`: the unique conversion rate of a `unique` event, the mean of a `count` or `value` event) and the figures it is read from; a reader shows it and needs no other verdict.
          *
          *     Bounded at the team limits: at most 20 events × 100 variants and 90 days × 100 variants, about 2.8 MB and some 11 000 entries; the statistics are computed in slices that yield to other requests between them, so that a read at the limits does not hold up the server's other answers (bench/README.md, results).
+         *
+         *     Role: any member of the team (`viewer`, `editor` or `admin`), with any API token.
          */
         get: operations["experiments_results"];
         put?: never;
@@ -332,12 +364,16 @@ export interface paths {
         /**
          * List variants
          * @description The experiment's variants in creation order — the order of their hash ranges.
+         *
+         *     Role: any member of the team (`viewer`, `editor` or `admin`), with any API token.
          */
         get: operations["variants_list"];
         put?: never;
         /**
          * Create variant
          * @description Adds a variant to a `draft` experiment. 409 when the experiment is not a draft, when the key is taken in this experiment, when `control` is true and another variant is the control, or when the set shares would sum above 100.
+         *
+         *     Role: `editor` or `admin`, with a token that is not read-only (otherwise 403).
          */
         post: operations["variants_create"];
         delete?: never;
@@ -356,17 +392,23 @@ export interface paths {
         /**
          * One variant
          * @description One variant of the experiment, with its resolved share.
+         *
+         *     Role: any member of the team (`viewer`, `editor` or `admin`), with any API token.
          */
         get: operations["variants_get"];
         /**
          * Update variant
          * @description Changes the given fields of a variant of a `draft` experiment. 409 when the experiment is not a draft, the new key is taken, `control: true` while another variant is the control, or set shares would sum above 100.
+         *
+         *     Role: `editor` or `admin`, with a token that is not read-only (otherwise 403).
          */
         put: operations["variants_update"];
         post?: never;
         /**
          * Delete variant
          * @description Removes a variant of a `draft` experiment (409 otherwise); automatic shares of the others are resolved anew. Answers with the deleted variant.
+         *
+         *     Role: `editor` or `admin`, with a token that is not read-only (otherwise 403).
          */
         delete: operations["variants_delete"];
         options?: never;
@@ -384,6 +426,8 @@ export interface paths {
         /**
          * Variant statistics
          * @description How the variant does against the experiment's control on every event of the team: counts, conversion rates, uplift, a two-proportion z-test on the unpooled standard error (Fisher's exact test for small samples), post-hoc power, 95 % intervals and the Bayesian chance to beat the control, plus the experiment's sample-ratio check. Each field says how it is defined and when it is null.
+         *
+         *     Role: any member of the team (`viewer`, `editor` or `admin`), with any API token.
          */
         get: operations["variants_statistics"];
         put?: never;
@@ -404,12 +448,16 @@ export interface paths {
         /**
          * List features
          * @description The team's feature flags, ordered by key.
+         *
+         *     Role: any member of the team (`viewer`, `editor` or `admin`), with any API token.
          */
         get: operations["features_list"];
         put?: never;
         /**
          * Create feature
          * @description Creates a feature flag. 409 when the team already has a flag with this key.
+         *
+         *     Role: `editor` or `admin`, with a token that is not read-only (otherwise 403).
          */
         post: operations["features_create"];
         delete?: never;
@@ -428,17 +476,23 @@ export interface paths {
         /**
          * One feature
          * @description One feature flag of the team.
+         *
+         *     Role: any member of the team (`viewer`, `editor` or `admin`), with any API token.
          */
         get: operations["features_get"];
         /**
          * Update feature
          * @description Changes the given fields. 409 when a new key is taken by another flag.
+         *
+         *     Role: `editor` or `admin`, with a token that is not read-only (otherwise 403).
          */
         put: operations["features_update"];
         post?: never;
         /**
          * Delete feature
          * @description Deletes the feature flag; answers with it.
+         *
+         *     Role: `editor` or `admin`, with a token that is not read-only (otherwise 403).
          */
         delete: operations["features_delete"];
         options?: never;
@@ -456,12 +510,16 @@ export interface paths {
         /**
          * List participants
          * @description The team's participants in creation order.
+         *
+         *     Role: any member of the team (`viewer`, `editor` or `admin`), with any API token.
          */
         get: operations["participants_list"];
         put?: never;
         /**
          * Create participant
          * @description Registers a participant ahead of its first ingest (ingest also creates participants). It is not enrolled anywhere until ingested. 409 when the key is taken.
+         *
+         *     Role: `editor` or `admin`, with a token that is not read-only (otherwise 403).
          */
         post: operations["participants_create"];
         delete?: never;
@@ -480,17 +538,23 @@ export interface paths {
         /**
          * One participant
          * @description One participant with its enrolments in every experiment (not those it was removed from); `page` and `per_page` page the enrolments.
+         *
+         *     Role: any member of the team (`viewer`, `editor` or `admin`), with any API token.
          */
         get: operations["participants_get"];
         /**
          * Update participant
          * @description Changes the given fields; `attributes` replaces the stored object whole. A new key must be free (409 otherwise); enrolments stay.
+         *
+         *     Role: `editor` or `admin`, with a token that is not read-only (otherwise 403).
          */
         put: operations["participants_update"];
         post?: never;
         /**
          * Delete participant
          * @description Deletes the participant with its enrolments and conversions; they leave the statistics of every experiment, stopped ones included. A later ingest of the same key creates a new participant. Answers with the deleted participant.
+         *
+         *     Role: `editor` or `admin`, with a token that is not read-only (otherwise 403).
          */
         delete: operations["participants_delete"];
         options?: never;
@@ -508,6 +572,8 @@ export interface paths {
         /**
          * Experiments of a participant
          * @description The participant's enrolments, with the assigned variants, in enrolment order.
+         *
+         *     Role: any member of the team (`viewer`, `editor` or `admin`), with any API token.
          */
         get: operations["participant_experiments_list"];
         put?: never;
@@ -528,6 +594,8 @@ export interface paths {
         /**
          * One experiment of a participant
          * @description The participant's enrolment in the experiment and its assigned variant; 404 when it is not enrolled.
+         *
+         *     Role: any member of the team (`viewer`, `editor` or `admin`), with any API token.
          */
         get: operations["participant_experiments_get"];
         put?: never;
@@ -535,6 +603,8 @@ export interface paths {
         /**
          * Remove experiment from a participant
          * @description Withdraws the participant from the experiment, by intention to treat: it was exposed, so it stays counted in its variant's participants, and the conversions (and values) counted until now stay in the statistics; its enrolment and conversion rows are removed, later events of it are not counted there, and it is excluded from the experiment for good — ingest never enrols it there again. Removing exposed participants after the fact would bias the comparison (the variant itself may be why they leave). For a data-deletion request, `DELETE /api/teams/{team}/participants/{participant}` erases the participant and takes what it still holds out of the statistics; what a withdrawn participant contributed stays in them only as part of the counts. 404 when it is not enrolled. Answers with the removed enrolment.
+         *
+         *     Role: `editor` or `admin`, with a token that is not read-only (otherwise 403).
          */
         delete: operations["participant_experiments_delete"];
         options?: never;
@@ -564,6 +634,8 @@ export interface paths {
          *     6. The answer holds the participant and all its assignments in running experiments.
          *
          *     Once a change to the team's experiments, variants or events (start, stop, rename, delete) is answered 200, every later ingest, on any server of the same storage, acts on it.
+         *
+         *     Role: `editor` or `admin`, with a token that is not read-only (otherwise 403).
          */
         post: operations["ingest"];
         delete?: never;
@@ -590,6 +662,8 @@ export interface paths {
          *     Retries count once when items carry an `idempotency_key` (an SDK sends a UUID v4 with each): an item whose key the team has stored within the last 24 hours — by an earlier request, a concurrent one on any server of the same storage, or an earlier item of this batch — is answered 200 with the `data` answered when it was first stored, and stores and charges nothing. So a client that timed out or lost the connection sends the same batch again: the items stored the first time are replays, the others are processed. An item answered 402, 404, 409 or 503 keeps no key; sent again, it is processed anew.
          *
          *     The request as a whole is checked first: an item that breaks the schema of a single ingest makes it a 400 naming that item (`/body/items/3/participant`) and stores nothing. The body may be up to 1 MiB. A batch counts once against the rate limit, and as many ingests as it has items against the monthly quota (replays and refused items excepted).
+         *
+         *     Role: `editor` or `admin`, with a token that is not read-only (otherwise 403).
          */
         post: operations["ingest_batch"];
         delete?: never;
@@ -612,6 +686,8 @@ export interface paths {
          * @description Remote evaluation, for clients that cannot evaluate the config locally (mobile apps, edge functions): the answer is what `evaluateConfig` of the package `experimentation-api` gives for the team's current config, the participant and the server's clock — every flag's value (null when the flag serves nothing) and every running experiment's variant (null when the participant gets none), each with why: the flag's `reason` and `rule`, the experiment's reason in `experiment_reasons` (`conditions`, `exclusion_group`, `coverage` tell apart the checks that keep a participant out). Accepts the team's ingest key or an API token of a member, as the ingest operation does.
          *
          *     Without `enrol` (or with `enrol: false`) nothing is stored or counted, and experiments are answered by hash from the config, as an SDK would. With `enrol: true` the participant is first ingested — created, its given attributes stored, enrolled in the running experiments it is eligible for, one ingest counted against the quota (402 when used up: nothing is stored) — and each experiment is answered with the participant's stored assignment, which is sticky; an experiment rule of a flag serves by that assignment too.
+         *
+         *     Role: `editor` or `admin`, with a token that is not read-only (otherwise 403).
          */
         post: operations["evaluate"];
         delete?: never;
@@ -805,6 +881,12 @@ export interface components {
          * @example 2026-11-21T09:30:00.000Z
          */
         Timestamp: string;
+        /**
+         * @description What a member may do in a team. `viewer` reads everything of the team; `editor` also creates, changes and deletes its events, experiments, variants, feature flags and participants, starts and stops experiments, ingests and evaluates; `admin` also manages its webhooks (and, through the admin CLI, its members, their roles and credentials). Each operation states the least role it needs in its `x-role` extension. A read-only API token acts as `viewer` whatever its user's role. Operators set roles with the admin CLI (`set-role`); memberships made before roles existed are `admin`.
+         * @example editor
+         * @enum {string}
+         */
+        MemberRole: "viewer" | "editor" | "admin";
         /**
          * @description Key of an event, experiment, variant or feature. Letters and digits, optionally joined by single underscores (`^[A-Za-z0-9]+(?:_[A-Za-z0-9]+)*$`), 1–255 characters, case-sensitive. Unique per team (variant keys: unique per experiment). A key can be changed with PUT; URLs that used the old key then answer 404.
          * @example checkout_button
@@ -1207,6 +1289,8 @@ export interface components {
             ingest_limit: number | null;
             created_at: components["schemas"]["Timestamp"];
             updated_at: components["schemas"]["Timestamp"];
+            /** @description The caller's role in the team, as its API token acts (`viewer` for a read-only token). Always present in answers of this server; optional so that earlier answers still validate. */
+            role?: components["schemas"]["MemberRole"];
             events?: components["schemas"]["Event"][];
             /** @description With `include=experiments.variants`, each experiment carries its `variants`. */
             experiments?: components["schemas"]["Experiment"][];
@@ -2104,7 +2188,7 @@ export interface components {
                 };
             };
         };
-        /** @description The credential is valid but may not do this: an ingest key on an operation that needs an API token. */
+        /** @description The credential is valid but may not do this: an ingest key on an operation that needs an API token (`type` `urn:experimentation:problem:forbidden`), or an API token whose role in the team — or whose read-only flag — is below the role the operation needs (`type` `urn:experimentation:problem:role-required`, `detail` naming the role needed and the caller's). */
         Forbidden: {
             headers: {
                 "RateLimit-Limit": components["headers"]["RateLimitLimit"];
@@ -5815,6 +5899,7 @@ export interface operations {
             400: components["responses"]["BadIngest"];
             401: components["responses"]["Unauthorized"];
             402: components["responses"]["QuotaExceeded"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["EventNotFound"];
             409: components["responses"]["ExperimentNotEnrolling"];
             413: components["responses"]["PayloadTooLarge"];
@@ -5842,6 +5927,7 @@ export interface operations {
             200: components["responses"]["IngestBatchOutcome"];
             400: components["responses"]["BadIngestBatch"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["TeamNotFound"];
             413: components["responses"]["BatchTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
@@ -5869,6 +5955,7 @@ export interface operations {
             400: components["responses"]["BadEvaluate"];
             401: components["responses"]["Unauthorized"];
             402: components["responses"]["QuotaExceeded"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["TeamNotFound"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];

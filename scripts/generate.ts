@@ -11,6 +11,7 @@ import openapiTS, { astToString } from 'openapi-typescript';
 import ts from 'typescript';
 import YAML from 'yaml';
 import { withCodeSamples } from './code-samples';
+import { withRoleSentences } from './member-roles';
 import { withRemovedOperations } from './removed-operations';
 
 const root = resolve(import.meta.dirname, '..');
@@ -179,7 +180,7 @@ function packageJson(version: string): string {
 }
 
 async function render(): Promise<Record<string, string>> {
-  const document = withRemovedOperations(withCodeSamples(bundle()));
+  const document = withRemovedOperations(withRoleSentences(withCodeSamples(bundle())));
   const json = JSON.stringify(document, null, 2) + '\n';
   const types = `// ${HEADER}\n` + astToString(await openapiTS(JSON.parse(json)));
   const version = document.info.version;

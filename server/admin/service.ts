@@ -2,6 +2,7 @@ import type { components } from '../../generated/api';
 import { hashCredential, kindOf, newCredential } from '../auth/credentials';
 import { findTokenByHash } from '../auth/store';
 import { BadRequest, NotFound } from '../http/errors';
+import type { MemberRole } from '../auth/member-roles';
 import type { Db } from '../storage/database';
 import { now } from '../storage/values';
 import { getUser } from '../teams/service';
@@ -39,12 +40,34 @@ export async function createTeam(db: Db, input: { name: string; email: string })
   return { team: toTeam(team, await countsOf(db, team.id)), user, token, ingest_key: ingestKey };
 }
 
-export async function createToken(db: Db, email: string): Promise<{ user: User; token: string }> {
+/** A new API token for the user; `readOnly`: it acts as `viewer` in every team, whatever the user's role. */
+export async function createToken(db: Db, email: string, { readOnly = false } = {}): Promise<{ user: User; token: string; read_only: boolean }> {
   const user = await db.selectFrom('users').select('id').where('email', '=', email).executeTakeFirst();
   if (!user) throw new NotFound(`No user with e-mail ${email}.`);
   const token = newCredential('api-token');
-  await db.insertInto('api_tokens').values({ user_id: user.id, token_hash: hashCredential(token), created_at: now() }).execute();
-  return { user: await getUser(db, user.id), token };
+  await db.insertInto('api_tokens').values({ user_id: user.id, token_hash: hashCredential(token), created_at: now(), read_only: readOnly }).execute();
+  return { user: await getUser(db, user.id), token, read_only: readOnly };
+}
+
+/**
+ * Makes the user (created if new) a member of the team with this role, or changes the role of a
+ * member; takes effect on the next request, which looks the role up.
+ */
+export async function setRole(db: Db, teamId: number, email: string, role: MemberRole): Promise<{ team: Team; user: User; role: MemberRole; previous: MemberRole | null }> {
+  const { userId, previous } = await db.transaction().execute(async (trx) => {
+    const team = await trx.selectFrom('teams').select('id').where('id', '=', teamId).executeTakeFirst();
+    if (!team) throw new NotFound(`No team ${teamId}.`);
+    const userId = await findOrCreateUser(trx, email, now());
+    const before = await trx.selectFrom('memberships').select('role').where('team_id', '=', teamId).where('user_id', '=', userId).executeTakeFirst();
+    await trx
+      .insertInto('memberships')
+      .values({ team_id: teamId, user_id: userId, role })
+      .onConflict((oc) => oc.columns(['team_id', 'user_id']).doUpdateSet({ role }))
+      .execute();
+    return { userId, previous: before?.role ?? null };
+  });
+  const team = await db.selectFrom('teams').selectAll().where('id', '=', teamId).executeTakeFirstOrThrow();
+  return { team: toTeam(team, await countsOf(db, teamId)), user: await getUser(db, userId), role, previous };
 }
 
 export async function setQuota(db: Db, teamId: number, ingestLimit: number | null): Promise<Team> {

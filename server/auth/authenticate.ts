@@ -43,8 +43,8 @@ export function identifyIn(db: Db, engine: Engine): Identify {
     const hash = hashCredential(credential);
     switch (kindOf(credential)) {
       case 'api-token': {
-        const userId = await userOf(hash);
-        return userId === undefined ? undefined : { kind: 'user', userId };
+        const holder = await userOf(hash);
+        return holder === undefined ? undefined : { kind: 'user', ...holder };
       }
       case 'ingest-key': {
         const team = await teamOf(hash);

@@ -6,14 +6,14 @@ import { sameHash } from './credentials';
 
 // Every authenticated request runs one of these two.
 const liveToken = prepared((db, arg: Bind<string>) =>
-  db.selectFrom('api_tokens').select(['user_id', 'token_hash']).where('token_hash', '=', arg((tokenHash) => tokenHash)).where('revoked_at', 'is', null),
+  db.selectFrom('api_tokens').select(['user_id', 'token_hash', 'read_only']).where('token_hash', '=', arg((tokenHash) => tokenHash)).where('revoked_at', 'is', null),
 );
 const teamOfIngestKey = prepared((db, arg: Bind<string>) => db.selectFrom('teams').selectAll().where('ingest_key_hash', '=', arg((keyHash) => keyHash)));
 // PostgreSQL: a batch of lookups (lookups.ts), one shape whatever their number.
 const liveTokens = prepared((db, arg: Bind<string[]>) =>
   db
     .selectFrom('api_tokens')
-    .select(['user_id', 'token_hash'])
+    .select(['user_id', 'token_hash', 'read_only'])
     .where(sql<boolean>`token_hash = any(${arg((hashes) => hashes)}::text[])`)
     .where('revoked_at', 'is', null),
 );
@@ -24,10 +24,16 @@ const teamsOfIngestKeys = prepared((db, arg: Bind<string[]>) =>
     .where(sql<boolean>`ingest_key_hash = any(${arg((hashes) => hashes)}::text[])`),
 );
 
+/** A live token's user, and whether the token only reads. */
+export interface TokenHolder {
+  userId: number;
+  readOnly: boolean;
+}
+
 /** The user of a live (not revoked) API token, by the token's hash. */
-export async function findUserIdByTokenHash(db: Db, tokenHash: string): Promise<number | undefined> {
+export async function findUserIdByTokenHash(db: Db, tokenHash: string): Promise<TokenHolder | undefined> {
   const [row] = await liveToken(db, tokenHash);
-  return row && sameHash(row.token_hash, tokenHash) ? row.user_id : undefined;
+  return row && sameHash(row.token_hash, tokenHash) ? { userId: row.user_id, readOnly: Boolean(row.read_only) } : undefined;
 }
 
 /**
@@ -40,11 +46,11 @@ export async function findTeamByIngestKeyHash(db: Db, keyHash: string): Promise<
 }
 
 /** PostgreSQL: the users of the live API tokens among these hashes, by hash. */
-export async function findUserIdsByTokenHashes(db: Db, tokenHashes: string[]): Promise<Map<string, number>> {
-  const found = new Map<string, number>();
+export async function findUserIdsByTokenHashes(db: Db, tokenHashes: string[]): Promise<Map<string, TokenHolder>> {
+  const found = new Map<string, TokenHolder>();
   for (const row of await liveTokens(db, tokenHashes)) {
     const hash = tokenHashes.find((candidate) => sameHash(row.token_hash, candidate));
-    if (hash !== undefined) found.set(hash, row.user_id);
+    if (hash !== undefined) found.set(hash, { userId: row.user_id, readOnly: Boolean(row.read_only) });
   }
   return found;
 }

@@ -1,4 +1,5 @@
-import { createTeam, createToken, revokeAllTokens, revokeToken, rotateIngestKey, setQuota } from '../admin/service';
+import { createTeam, createToken, revokeAllTokens, revokeToken, rotateIngestKey, setQuota, setRole } from '../admin/service';
+import { isMemberRole, MEMBER_ROLES } from '../auth/member-roles';
 import { kindOf } from '../auth/credentials';
 import type { Storage } from '../storage/database';
 import { commandLineExit, onStorage, readCommandLine, refusing, type Fail } from './command-line';
@@ -6,7 +7,12 @@ import { commandLineExit, onStorage, readCommandLine, refusing, type Fail } from
 const usage = `Usage: npm run admin -- <command> [options]
 
   create-team  --name NAME --email EMAIL [--json|--shell]   create a team (and its user if new): prints token and ingest key
-  create-token --email EMAIL [--json|--shell]       issue another API token for a user
+  create-token --email EMAIL [--read-only] [--json|--shell]
+                                                    issue another API token for a user; --read-only: it only
+                                                    reads (acts as viewer), whatever the user's role
+  set-role     --team ID --email EMAIL --role viewer|editor|admin [--json]
+                                                    make the user (created if new) a member of the team with
+                                                    this role, or change a member's role
   revoke-token --token TOKEN|- [--json]             revoke one API token (401 from the next request on);
                                                     '-' reads it from standard input, out of the process list
   revoke-token --email EMAIL --all [--json]         revoke every API token of a user
@@ -23,6 +29,8 @@ const options = {
   email: { type: 'string' },
   team: { type: 'string' },
   'ingest-limit': { type: 'string' },
+  role: { type: 'string' },
+  'read-only': { type: 'boolean', default: false },
   token: { type: 'string' },
   all: { type: 'boolean', default: false },
   json: { type: 'boolean', default: false },
@@ -68,12 +76,13 @@ function commandOf(args: string[], io: AdminIo): { action: Action; values: Value
   if (!command) fail('No command given.');
   if (values.json && values.shell) fail('Give --json or --shell, not both.');
   if (values.shell && !['create-team', 'create-token', 'rotate-ingest-key'].includes(command)) fail('--shell goes with create-team, create-token and rotate-ingest-key.');
+  if (values['read-only'] && command !== 'create-token') fail('--read-only goes with create-token.');
   if (extra.length > 0) fail(kindOf(extra[0]) ? 'Unexpected argument (a credential? give a token with --token).' : `Unexpected argument '${extra[0]}'.`);
   return { action: actionOf(command, values, io), values };
 }
 
 function actionOf(name: string, values: Values, io: AdminIo): Action {
-  const required = (option: 'name' | 'email' | 'team' | 'ingest-limit' | 'token') => requiredValue(values, option);
+  const required = (option: 'name' | 'email' | 'team' | 'ingest-limit' | 'token' | 'role') => requiredValue(values, option);
   switch (name) {
     case 'create-team': {
       const input = { name: bounded(values, 'name'), email: bounded(values, 'email', EMAIL) };
@@ -81,7 +90,15 @@ function actionOf(name: string, values: Values, io: AdminIo): Action {
     }
     case 'create-token': {
       const email = bounded(values, 'email', EMAIL);
-      return (db) => createToken(db, email);
+      const readOnly = values['read-only'];
+      return (db) => createToken(db, email, { readOnly });
+    }
+    case 'set-role': {
+      const team = integer('team', required('team'));
+      const email = bounded(values, 'email', EMAIL);
+      const role = required('role');
+      if (!isMemberRole(role)) fail(`--role must be one of ${MEMBER_ROLES.join(', ')}, got '${role}'`);
+      return (db) => setRole(db, team, email, role);
     }
     case 'revoke-token': {
       if (values.token !== undefined && (values.email !== undefined || values.all)) fail('Give either --token TOKEN or --email EMAIL --all, not both.');
@@ -109,7 +126,7 @@ function actionOf(name: string, values: Values, io: AdminIo): Action {
   }
 }
 
-function requiredValue(values: Values, name: 'name' | 'email' | 'team' | 'ingest-limit' | 'token'): string {
+function requiredValue(values: Values, name: 'name' | 'email' | 'team' | 'ingest-limit' | 'token' | 'role'): string {
   const value = values[name];
   if (typeof value !== 'string' || value === '') fail(`--${name} is required`);
   return value;

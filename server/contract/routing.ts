@@ -1,6 +1,7 @@
 import type { RequestHandler, Response } from 'express';
 import { parameterOf, type ContractDocument } from './document';
 import { MethodNotAllowed, NotFound } from '../http/errors';
+import { isMemberRole, type MemberRole } from '../auth/member-roles';
 
 const METHODS = ['get', 'put', 'post', 'delete', 'patch', 'head', 'options', 'trace'] as const;
 
@@ -9,6 +10,8 @@ export interface KnownOperation {
   /** The operation needs no credential (a sent one is still checked). */
   isPublic: boolean;
   acceptsIngestKey: boolean;
+  /** The least role in the team an API token's user needs (the operation's `x-role`); none for operations outside a team. */
+  role?: MemberRole;
   takesBody: boolean;
   /** Query parameters that take a list and allow it empty (no `minItems`): an empty value is the empty list. */
   listParameters: Set<string>;
@@ -50,11 +53,14 @@ function toKnownPath(document: ContractDocument, template: string, item: Contrac
     if (!operation) continue;
     const security = operation.security ?? document.security ?? [];
     const query = (operation.parameters ?? []).map((parameter) => parameterOf(document, parameter)).filter((parameter) => parameter.in === 'query');
+    const role = operation['x-role'];
+    if (role !== undefined && !isMemberRole(role)) throw new Error(`${operation.operationId}: x-role '${role}' is not a role`);
     const typed = (type: string) => query.filter((parameter) => [parameter.schema?.type].flat().includes(type));
     operations.set(method, {
       operationId: operation.operationId ?? `${method} ${template}`,
       isPublic: security.some((requirement) => Object.keys(requirement).length === 0),
       acceptsIngestKey: security.some((requirement) => 'ingestKey' in requirement),
+      role,
       takesBody: operation.requestBody !== undefined,
       listParameters: new Set(typed('array').filter((parameter) => !parameter.schema?.minItems).map((parameter) => parameter.name)),
       integerParameters: new Map(typed('integer').map(({ name, schema }) => [name, { minimum: schema?.minimum ?? 0, maximum: schema?.maximum ?? Number.MAX_SAFE_INTEGER }])),

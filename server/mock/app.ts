@@ -40,7 +40,7 @@ export function createMockApp({ logger, team, token, ingestKey }: MockOptions): 
   const [tokenHash, ingestKeyHash] = [hashCredential(token), hashCredential(ingestKey)];
   const identify: Identify = async (credential) => {
     const presented = hashCredential(credential);
-    if (sameHash(tokenHash, presented)) return { kind: 'user', userId: 1 };
+    if (sameHash(tokenHash, presented)) return { kind: 'user', userId: 1, readOnly: false };
     if (sameHash(ingestKeyHash, presented)) return { kind: 'ingest-key', team: teamRow };
     return undefined;
   };

@@ -23,6 +23,7 @@ import { flushAssumptions } from './migrations/015_flush_assumptions';
 import { ownParentsUnlocked } from './migrations/016_own_parents_unlocked';
 import { naturalPrimaryKeys } from './migrations/017_natural_primary_keys';
 import { flagTypes } from './migrations/018_flag_types';
+import { memberRoles } from './migrations/019_member_roles';
 import { registerExactAdd } from './exact-sums';
 import { preparingStatements } from './postgres-statements';
 import type { Database, Db } from './schema';
@@ -159,6 +160,7 @@ export function migrationsOf(engine: Engine): Record<string, Migration> {
     '016_own_parents_unlocked': ownParentsUnlocked(engine),
     '017_natural_primary_keys': naturalPrimaryKeys(engine),
     '018_flag_types': flagTypes,
+    '019_member_roles': memberRoles(engine),
   };
 }
 

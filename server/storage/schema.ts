@@ -1,5 +1,6 @@
 import type { ColumnType, Generated, Kysely } from 'kysely';
 import type { FlagType } from '../domain/flag-types';
+import type { MemberRole } from '../auth/member-roles';
 
 // Timestamps are written as RFC 3339 strings on both engines; PostgreSQL reads them back as Date.
 type Timestamp = ColumnType<Date | string, string, string>;
@@ -22,6 +23,8 @@ export interface Database {
     token_hash: string;
     created_at: Timestamp;
     revoked_at: Timestamp | null;
+    /** The token only reads, whatever its user's role (migration 019). */
+    read_only: ColumnType<boolean | number, boolean | undefined, boolean>;
   };
   teams: {
     id: Generated<number>;
@@ -35,6 +38,7 @@ export interface Database {
   memberships: {
     team_id: number;
     user_id: number;
+    role: ColumnType<MemberRole, MemberRole | undefined, MemberRole>;
   };
   events: {
     id: Generated<number>;

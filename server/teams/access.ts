@@ -1,3 +1,4 @@
+import { actingRole, reaches, RoleRequired, type MemberRole } from '../auth/member-roles';
 import type { Principal } from '../auth/principal';
 import { Forbidden, NotFound } from '../http/errors';
 import type { Db } from '../storage/database';
@@ -9,14 +10,32 @@ import { findTeam, findTeamOfUser, type TeamRow } from './store';
  */
 export type TeamAccess = 'member' | 'config';
 
-export async function requireTeam(db: Db, principal: Principal, teamId: number, access: TeamAccess = 'member'): Promise<TeamRow> {
+/** A team as a credential reaches it: the team, and the role an API token acts with in it (none for an ingest key). */
+export interface Reached {
+  team: TeamRow;
+  role?: MemberRole;
+}
+
+/**
+ * The team, when the credential reaches it with at least the `needed` role (403 naming it
+ * otherwise). Ingest keys have no role: the operations they reach are those their security lists.
+ */
+export async function requireMember(db: Db, principal: Principal, teamId: number, access: TeamAccess = 'member', needed?: MemberRole): Promise<Reached> {
   // An ingest key's own team was read with the key, in the same request.
-  if (principal.kind === 'ingest-key' && principal.team.id === teamId) return principal.team;
-  const found = principal.kind === 'user' ? await findTeamOfUser(db, teamId, principal.userId) : { team: await findTeam(db, teamId), member: false };
+  if (principal.kind === 'ingest-key' && principal.team.id === teamId) return { team: principal.team };
+  const found = principal.kind === 'user' ? await findTeamOfUser(db, teamId, principal.userId) : { team: await findTeam(db, teamId), role: undefined };
   if (!found?.team) throw teamNotFound(teamId);
-  if (found.member) return found.team;
+  if (found.role !== undefined && principal.kind === 'user') {
+    const role = actingRole(found.role, principal.readOnly);
+    if (needed !== undefined && !reaches(role, needed)) throw new RoleRequired(needed, role, principal.readOnly);
+    return { team: found.team, role };
+  }
   if (access === 'config') throw new Forbidden(`This credential does not reach team ${teamId}.`);
   throw teamNotFound(teamId);
+}
+
+export async function requireTeam(db: Db, principal: Principal, teamId: number, access: TeamAccess = 'member', needed?: MemberRole): Promise<TeamRow> {
+  return (await requireMember(db, principal, teamId, access, needed)).team;
 }
 
 function teamNotFound(teamId: number): NotFound {

@@ -2,15 +2,27 @@ import type { RequestHandler, Response } from 'express';
 import { principalOf } from '../auth/principal';
 import { BadRequest } from '../http/errors';
 import type { Db } from '../storage/database';
-import { requireTeam, type TeamAccess } from './access';
+import { requireMember, type TeamAccess } from './access';
+import { operationOf } from '../contract/routing';
+import type { MemberRole } from '../auth/member-roles';
 import type { TeamRow } from './store';
 
-/** Loads the `{team}` of the path for the routes below it, or answers 404 (403 for config). */
+/**
+ * Loads the `{team}` of the path for the routes below it, or answers 404 (403 for config), and
+ * 403 when the caller's role there is below the operation's `x-role`.
+ */
 export function loadTeam(db: Db, access: TeamAccess = 'member'): RequestHandler {
   return async (req, res, next) => {
-    res.locals.team = await requireTeam(db, principalOf(res), teamIdOf(req.params.team), access);
+    const { team, role } = await requireMember(db, principalOf(res), teamIdOf(req.params.team), access, operationOf(res).role);
+    res.locals.team = team;
+    res.locals.role = role;
     next();
   };
+}
+
+/** The role the caller's API token acts with in the path's team; undefined for an ingest key. */
+export function roleOf(res: Response): MemberRole | undefined {
+  return res.locals.role as MemberRole | undefined;
 }
 
 /**

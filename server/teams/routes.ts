@@ -3,29 +3,29 @@ import { principalOf } from '../auth/principal';
 import { includeOf } from '../routes/include';
 import { paginated, pageRequest } from '../routes/pagination';
 import type { Storage } from '../storage/database';
-import { teamOf } from './middleware';
+import { roleOf, teamOf } from './middleware';
 import { describeTeam, getCurrentTeam, getUser, listTeams, type Include } from './service';
 import type { TeamSort } from './store';
 
 /** Operations that only API tokens reach, so the principal is a user. */
-function userIdOf(res: Parameters<typeof principalOf>[0]): number {
+function userOf(res: Parameters<typeof principalOf>[0]): { userId: number; readOnly: boolean } {
   const principal = principalOf(res);
   if (principal.kind !== 'user') throw new Error('user operation reached with an ingest key');
-  return principal.userId;
+  return principal;
 }
 
 export function userRoutes({ db }: Storage): Router {
   const router = Router({ caseSensitive: true });
   router.get('/user', async (_req, res) => {
-    res.json({ data: await getUser(db, userIdOf(res)) });
+    res.json({ data: await getUser(db, userOf(res).userId) });
   });
   router.get('/current-team', async (_req, res) => {
-    res.json({ data: await getCurrentTeam(db, userIdOf(res)) });
+    res.json({ data: await getCurrentTeam(db, userOf(res)) });
   });
   router.get('/teams', async (req, res) => {
     const page = pageRequest(req);
     const sort = (req.query.sort ?? 'id') as TeamSort;
-    const { items, total } = await listTeams(db, userIdOf(res), sort, includeOf(req) as Include[], page);
+    const { items, total } = await listTeams(db, userOf(res), sort, includeOf(req) as Include[], page);
     res.json(paginated(req, items, total, page));
   });
   return router;
@@ -34,7 +34,7 @@ export function userRoutes({ db }: Storage): Router {
 export function teamRoutes({ db }: Storage): Router {
   const router = Router({ mergeParams: true, caseSensitive: true });
   router.get('/', async (req, res) => {
-    res.json({ data: await describeTeam(db, teamOf(res), includeOf(req) as Include[]) });
+    res.json({ data: await describeTeam(db, teamOf(res), includeOf(req) as Include[], roleOf(res)) });
   });
   return router;
 }

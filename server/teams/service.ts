@@ -7,7 +7,8 @@ import { NotFound } from '../http/errors';
 import type { PageRequest } from '../routes/pagination';
 import { listParticipants, toParticipant } from '../participants/store';
 import type { Db } from '../storage/database';
-import { countsOf, countTeamsOf, findTeam, listTeamsOf, toTeam, type TeamRow, type TeamSort } from './store';
+import { actingRole, type MemberRole } from '../auth/member-roles';
+import { countsOf, countTeamsOf, findTeamOfUser, listTeamsOf, toTeam, type TeamRow, type TeamSort } from './store';
 
 type Team = components['schemas']['Team'];
 type User = components['schemas']['User'];
@@ -20,22 +21,29 @@ export async function getUser(db: Db, userId: number): Promise<User> {
   return user;
 }
 
-export async function getCurrentTeam(db: Db, userId: number): Promise<Team> {
-  const user = await getUser(db, userId);
-  const team = user.current_team_id === null ? undefined : await findTeam(db, user.current_team_id);
-  if (!team) throw new NotFound('The user has no current team.');
-  return describeTeam(db, team, []);
+/** The caller of the user operations: an API token's user, and whether the token is read-only. */
+export interface TokenUser {
+  userId: number;
+  readOnly: boolean;
 }
 
-export async function listTeams(db: Db, userId: number, sort: TeamSort, include: Include[], page: PageRequest) {
+export async function getCurrentTeam(db: Db, { userId, readOnly }: TokenUser): Promise<Team> {
+  const user = await getUser(db, userId);
+  const found = user.current_team_id === null ? undefined : await findTeamOfUser(db, user.current_team_id, userId);
+  if (!found) throw new NotFound('The user has no current team.');
+  return describeTeam(db, found.team, [], found.role && actingRole(found.role, readOnly));
+}
+
+export async function listTeams(db: Db, { userId, readOnly }: TokenUser, sort: TeamSort, include: Include[], page: PageRequest) {
   const [rows, total] = await Promise.all([listTeamsOf(db, userId, sort, page.perPage, page.offset), countTeamsOf(db, userId)]);
-  const items = await Promise.all(rows.map((row) => describeTeam(db, row, include)));
+  const items = await Promise.all(rows.map(({ role, ...row }) => describeTeam(db, row, include, actingRole(role, readOnly))));
   return { items, total };
 }
 
-/** A team with its totals and, as asked by `include`, up to 100 of each related resource. */
-export async function describeTeam(db: Db, team: TeamRow, include: Include[]): Promise<Team> {
+/** A team with its totals, the caller's role in it and, as asked by `include`, up to 100 of each related resource. */
+export async function describeTeam(db: Db, team: TeamRow, include: Include[], role?: MemberRole): Promise<Team> {
   const described = toTeam(team, await countsOf(db, team.id));
+  if (role) described.role = role;
   const wants = (what: Include) => include.includes(what);
   if (wants('events')) described.events = (await listEvents(db, team.id, EMBEDDED_MAX, 0)).map(toEvent);
   if (wants('experiments') || wants('experiments.variants')) {

@@ -1,5 +1,6 @@
 import type { components } from '../../generated/api';
 import { countInTeam } from '../storage/counts';
+import type { MemberRole } from '../auth/member-roles';
 import type { Db } from '../storage/database';
 import type { Database } from '../storage/schema';
 import { iso } from '../storage/values';
@@ -13,18 +14,18 @@ export async function findTeam(db: Db, teamId: number): Promise<TeamRow | undefi
   return db.selectFrom('teams').selectAll().where('id', '=', teamId).executeTakeFirst();
 }
 
-/** A team, and whether the user is one of its members, in one query. */
-export async function findTeamOfUser(db: Db, teamId: number, userId: number): Promise<{ team: TeamRow; member: boolean } | undefined> {
+/** A team, and the user's role in it (undefined when the user is not a member), in one query. */
+export async function findTeamOfUser(db: Db, teamId: number, userId: number): Promise<{ team: TeamRow; role: MemberRole | undefined } | undefined> {
   const row = await db
     .selectFrom('teams')
     .leftJoin('memberships', (join) => join.onRef('memberships.team_id', '=', 'teams.id').on('memberships.user_id', '=', userId))
     .selectAll('teams')
-    .select('memberships.user_id as member_id')
+    .select('memberships.role as member_role')
     .where('teams.id', '=', teamId)
     .executeTakeFirst();
   if (!row) return undefined;
-  const { member_id, ...team } = row;
-  return { team, member: member_id !== null };
+  const { member_role, ...team } = row;
+  return { team, role: member_role ?? undefined };
 }
 
 export async function countTeamsOf(db: Db, userId: number): Promise<number> {
@@ -36,13 +37,15 @@ export async function countTeamsOf(db: Db, userId: number): Promise<number> {
   return Number(row.total);
 }
 
-export async function listTeamsOf(db: Db, userId: number, sort: TeamSort, limit: number, offset: number): Promise<TeamRow[]> {
+/** The user's teams, each with the user's role in it. */
+export async function listTeamsOf(db: Db, userId: number, sort: TeamSort, limit: number, offset: number): Promise<Array<TeamRow & { role: MemberRole }>> {
   const column = sort.replace(/^-/, '') as 'id' | 'name' | 'created_at';
   const direction = sort.startsWith('-') ? 'desc' : 'asc';
   return db
     .selectFrom('teams')
     .innerJoin('memberships', 'memberships.team_id', 'teams.id')
     .selectAll('teams')
+    .select('memberships.role')
     .where('memberships.user_id', '=', userId)
     .orderBy(`teams.${column}`, direction)
     .orderBy('teams.id', direction)

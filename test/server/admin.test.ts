@@ -255,6 +255,35 @@ describe.each(engines)('admin CLI on %s', (engine) => {
     });
   });
 
+  describe('set-role and read-only tokens', () => {
+    it("when a new e-mail is made an editor of a team, then its token changes the team; a read-only token of the team's admin is refused a change", async () => {
+      const created = await createTeam('Roles', newEmail());
+      const editor = newEmail();
+      const set = await run('set-role', '--team', String(created.team.id), '--email', editor, '--role', 'editor', '--json');
+      expect(set.code, set.stderr).toBe(0);
+      expect(JSON.parse(set.stdout)).toMatchObject({ team: { id: created.team.id }, user: { email: editor }, role: 'editor', previous: null });
+      const issued = JSON.parse((await run('create-token', '--email', editor, '--json')).stdout) as { token: string };
+      const readOnly = await run('create-token', '--email', created.user.email, '--read-only', '--json');
+      expect(JSON.parse(readOnly.stdout)).toMatchObject({ read_only: true });
+
+      const createEvent = (token: string, key: string) =>
+        fetch(`${server().baseUrl}/api/teams/${created.team.id}/events`, { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: JSON.stringify({ key }) });
+      expect((await createEvent(issued.token, 'by_editor')).status).toBe(200);
+      expect((await createEvent((JSON.parse(readOnly.stdout) as { token: string }).token, 'by_reader')).status).toBe(403);
+    });
+
+    it('when the role is not one of viewer, editor and admin, or --read-only goes with another command, then it is a usage error that opens no storage', async () => {
+      for (const args of [
+        ['set-role', '--team', '1', '--email', 'a@example.com', '--role', 'owner'],
+        ['create-team', '--name', 'X', '--email', 'a@example.com', '--read-only'],
+      ]) {
+        const result = await run(...args);
+        expect(result.code).toBe(2);
+        expect(result.opened).toBe(false);
+      }
+    });
+  });
+
   describe('set-quota', () => {
     it('when a limit of 5 is set, then the sixth ingest is 402; when it is set to none, then ingest is accepted again', async () => {
       const created = await createTeam('Quota', newEmail());

@@ -1,8 +1,7 @@
-import { readFileSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { createApiClient } from 'experimentation-api';
 import { createToken, revokeToken, rotateIngestKey } from '../../server/admin/service';
+import { operations, pathExamples, pathOf, type ContractOperation } from '../support/contract-operations';
 import { engines, useServer } from '../support/engines';
 import { bodyOrFirstMessage } from '../support/event-stream';
 import type { TestTeam } from '../support/server';
@@ -14,69 +13,7 @@ import type { TestTeam } from '../support/server';
  * team has changed — except where the team's own API token was meant to change its own team.
  */
 
-type Json = Record<string, unknown>;
-interface SpecOperation {
-  operationId: string;
-  summary: string;
-  security?: Array<Record<string, string[]>>;
-  parameters?: Array<Json>;
-  requestBody?: Json;
-  responses: Record<string, unknown>;
-}
-interface Spec {
-  security: Array<Record<string, string[]>>;
-  paths: Record<string, Record<string, SpecOperation>>;
-  components: Record<string, Record<string, Json>>;
-}
-
-const spec = JSON.parse(readFileSync(fileURLToPath(new URL('../../generated/openapi.json', import.meta.url)), 'utf8')) as Spec;
-const METHODS = ['get', 'put', 'post', 'delete', 'patch'];
-
-/** Follows a local `#/components/...` reference of the bundled document. */
-function deref<T = Json>(value: Json): T {
-  const ref = value.$ref;
-  if (typeof ref !== 'string') return value as T;
-  const target = ref
-    .replace(/^#\//, '')
-    .split('/')
-    .reduce<unknown>((node, part) => (node as Json)[part.replace(/~1/g, '/').replace(/~0/g, '~')], spec);
-  return deref<T>(target as Json);
-}
-
-interface Operation {
-  method: string;
-  template: string;
-  operationId: string;
-  /** Path parameter name → the example the contract gives for it. */
-  pathExamples: Record<string, unknown>;
-  /** The application/json request example, when the operation takes a body. */
-  bodyExample?: unknown;
-  documented: Set<number>;
-  isPublic: boolean;
-  acceptsIngestKey: boolean;
-  teamScoped: boolean;
-}
-
-const operations: Operation[] = Object.entries(spec.paths).flatMap(([template, item]) =>
-  METHODS.filter((method) => item[method]).map((method) => {
-    const op = item[method];
-    const parameters = [...((item.parameters as unknown as Json[]) ?? []), ...(op.parameters ?? [])].map((p) => deref<Json>(p));
-    const pathExamples = Object.fromEntries(parameters.filter((p) => p.in === 'path').map((p) => [p.name, p.example]));
-    const body = op.requestBody ? deref<{ content: Record<string, { example?: unknown }> }>(op.requestBody) : undefined;
-    const security = op.security ?? spec.security;
-    return {
-      method: method.toUpperCase(),
-      template,
-      operationId: op.operationId,
-      pathExamples,
-      bodyExample: body?.content['application/json']?.example,
-      documented: new Set(Object.keys(op.responses).map(Number)),
-      isPublic: security.some((requirement) => Object.keys(requirement).length === 0),
-      acceptsIngestKey: security.some((requirement) => 'ingestKey' in requirement),
-      teamScoped: template.includes('{team}'),
-    };
-  }),
-);
+type Operation = ContractOperation;
 
 type Credential =
   | 'no credential'
@@ -122,8 +59,7 @@ function expectedStatus(op: Operation, credential: Credential): number {
   }
 }
 
-/** Every path parameter's example across the contract: event, experiment, variant, feature, participant. */
-const examples = Object.fromEntries(operations.flatMap((op) => Object.entries(op.pathExamples))) as Record<string, string>;
+const examples = pathExamples;
 
 const cases = operations.flatMap((op) =>
   credentials.map((credential) => ({ op, credential, label: `${op.method} ${op.template}`, status: expectedStatus(op, credential) })),
@@ -221,10 +157,7 @@ describe.each(engines)('authorization on %s', (engine) => {
   }
 
   function urlOf(op: Operation, team: TestTeam): string {
-    const path = op.template.replace(/\{([^}]+)\}/g, (_, name: string) =>
-      encodeURIComponent(String(name === 'team' ? team.id : op.pathExamples[name])),
-    );
-    return server().baseUrl + path;
+    return server().baseUrl + pathOf(op, team.id);
   }
 
   beforeAll(async () => {

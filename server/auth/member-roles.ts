@@ -1,0 +1,28 @@
+import type { components } from '../../generated/api';
+import { HttpError } from '../http/errors';
+
+/** What a member may do in a team: viewer < editor < admin (the contract's MemberRole). */
+export type MemberRole = components['schemas']['MemberRole'];
+
+export const MEMBER_ROLES: readonly MemberRole[] = ['viewer', 'editor', 'admin'];
+
+export function isMemberRole(value: unknown): value is MemberRole {
+  return MEMBER_ROLES.includes(value as MemberRole);
+}
+
+/** The role a token acts with in a team: a read-only token acts as a viewer whatever its user's role. */
+export function actingRole(role: MemberRole, readOnly: boolean): MemberRole {
+  return readOnly ? 'viewer' : role;
+}
+
+export function reaches(role: MemberRole, needed: MemberRole): boolean {
+  return MEMBER_ROLES.indexOf(role) >= MEMBER_ROLES.indexOf(needed);
+}
+
+/** 403 naming the role the operation needs and the one the caller acts with. */
+export class RoleRequired extends HttpError {
+  constructor(needed: MemberRole, acting: MemberRole, readOnly: boolean) {
+    const why = readOnly ? 'this API token is read-only (it acts as viewer)' : `this token's user is ${acting} in the team`;
+    super(403, 'Forbidden', 'role-required', `This operation needs the ${needed} role; ${why}.`);
+  }
+}
