@@ -771,11 +771,12 @@ export interface components {
          *     value is converted to a string (against a string literal, a number literal, `$regex`, the
          *     relational operators), 1 for each UTF-16 code unit of the result; for a comparison with an
          *     array literal, 1 for each code unit of both sides' JSON; for `$regex`/`$regexi`, (the text's
-         *     length in UTF-16 code units + 1) × the pattern's RE2 instruction count, taken before it runs
-         *     (RE2 reads each character at a cost of at most one step per instruction). Steps inside nested
-         *     conditions count towards the same total. So a pattern of 24 instructions tests an attribute of
-         *     up to 832 characters, and a literal compared with an array that converts to 20000 characters
-         *     or more does not hold.
+         *     length in UTF-16 code units + 1) × the pattern's RE2 instruction count × 4, taken before it runs
+         *     (RE2 reads each character at a cost of at most one pass over its instructions, and building
+         *     its automaton costs several times a character copied). Steps inside nested conditions count
+         *     towards the same total. So a pattern of 24 instructions tests an attribute of up to 207
+         *     characters, one of 10 instructions up to 498, and a literal compared with an array that
+         *     converts to 20000 characters or more does not hold.
          *
          *     **Limits.** Beyond the lengths stated on each part: at most 50 keys per object, at most 12
          *     levels of nesting (the condition is level 1, every object or array value inside adds one), at

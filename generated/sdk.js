@@ -820,7 +820,9 @@ var CONDITION_LIMITS = {
   patternInstructions: 500,
   versionLength: 100,
   /** Steps one evaluation of one condition may take (evaluate.ts counts them as the contract states); past them it does not hold. */
-  evaluationSteps: 2e4
+  evaluationSteps: 2e4,
+  /** Steps a pattern takes per character and instruction (re2js building its automaton costs several times a character copied). */
+  patternStepWeight: 4
 };
 
 // node_modules/re2js/build/index.js
@@ -7672,7 +7674,7 @@ function operatorHolds(operator, actual, operand, steps) {
 function patternFinds(pattern, text, caseInsensitive, steps) {
   const compiled2 = typeof pattern === "string" ? compilePattern(pattern, caseInsensitive) : null;
   if (!compiled2) return false;
-  steps.take((text.length + 1) * compiled2.instructions);
+  steps.take((text.length + 1) * compiled2.instructions * CONDITION_LIMITS.patternStepWeight);
   return compiled2.finds(text);
 }
 var foldCase = (value) => typeof value === "string" ? value.toLowerCase() : value;

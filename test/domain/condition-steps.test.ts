@@ -44,7 +44,7 @@ describe('the steps of one evaluation', () => {
     expect(conditionOutcome(condition, { plan: 'pro', tags: ['a', 'beta'] })).toEqual({ holds: true, steps: 7, exhausted: false });
   });
 
-  it('when 20 patterns meet a 20 KB attribute, then no pattern runs: (characters + 1) × instructions is past the steps before matching', () => {
+  it('when 20 patterns meet a 20 KB attribute, then no pattern runs: (characters + 1) × instructions × 4 is past the steps before matching', () => {
     const runs = [vi.spyOn(RE2JS.prototype, 'test'), vi.spyOn(RE2Set.prototype, 'match')];
     const condition = { $nor: Array.from({ length: 20 }, (_, i) => ({ t: { $regex: `a[ab]{20}[^ab,\\x{1${String(i).padStart(2, '0')}}]` } })) } as Condition;
     expect(conditionOutcome(condition, { t: countedTags().tags })).toMatchObject({ holds: false, exhausted: true });
@@ -57,7 +57,7 @@ describe('the steps of one evaluation', () => {
     const instructions = RE2JS.compile(pattern).programSize();
     let seed = 7;
     const random = () => (seed = (seed * 1103515245 + 12345) % 2147483648) / 2147483648;
-    const text = Array.from({ length: Math.floor(LIMIT / instructions) - 2 }, () => (random() < 0.5 ? 'a' : 'b')).join('');
+    const text = Array.from({ length: Math.floor(LIMIT / (instructions * CONDITION_LIMITS.patternStepWeight)) - 2 }, () => (random() < 0.5 ? 'a' : 'b')).join('');
     expect(conditionOutcome({ t: { $regex: pattern } } as Condition, { t: text })).toMatchObject({ holds: false, exhausted: false });
     expect(match).toHaveBeenCalledTimes(1);
     const automaton = (match.mock.contexts[0] as unknown as { dfa: { maxMem: number; memBudget: number } }).dfa;

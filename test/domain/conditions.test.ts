@@ -83,8 +83,8 @@ describe('evaluateCondition on any input', () => {
   });
 
   it('when a pattern compiles to more than 500 RE2 instructions, then it evaluates to false like an invalid one', () => {
-    expect(evaluateCondition({ a: { $regex: '^(x|.{493})' } } as Condition, { a: 'x'.repeat(30) })).toBe(true); // 500 instructions
-    expect(evaluateCondition({ a: { $regex: '^(x|.{494})' } } as Condition, { a: 'x'.repeat(30) })).toBe(false); // 501
+    expect(evaluateCondition({ a: { $regex: '^(x|.{493})' } } as Condition, { a: 'x'.repeat(5) })).toBe(true); // 500 instructions
+    expect(evaluateCondition({ a: { $regex: '^(x|.{494})' } } as Condition, { a: 'x'.repeat(5) })).toBe(false); // 501
   });
 
   it('when a hostile pattern meets a long input that it almost matches, then the evaluation ends, false', () => {

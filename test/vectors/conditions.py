@@ -11,6 +11,7 @@ from pathlib import Path
 
 MISSING = None  # a path that leads nowhere yields null
 STEP_LIMIT = 20000  # steps one evaluation may take; past them the condition does not hold
+PATTERN_STEP_WEIGHT = 4  # a pattern's steps per character and instruction
 
 
 class Exhausted(Exception):
@@ -232,7 +233,7 @@ def pattern_finds(pattern, value, insensitive, steps):
     instructions = steps.instructions.get(('(?i)' if insensitive else '') + pattern)
     if instructions is None:
         return False  # a pattern the vector gives no count for is one RE2 refuses (e.g. over 500 instructions)
-    steps.take((utf16_length(text) + 1) * instructions)
+    steps.take((utf16_length(text) + 1) * instructions * PATTERN_STEP_WEIGHT)
     return compiled.search(text) is not None
 
 

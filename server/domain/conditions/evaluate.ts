@@ -183,11 +183,11 @@ function operatorHolds(operator: string, actual: unknown, operand: unknown, step
   }
 }
 
-/** The pattern matches somewhere in the text: (characters + 1) × its instructions steps, taken before it runs. */
+/** The pattern matches somewhere in the text: (characters + 1) × its instructions × 4 steps, taken before it runs. */
 function patternFinds(pattern: unknown, text: string, caseInsensitive: boolean, steps: Steps): boolean {
   const compiled = typeof pattern === 'string' ? compilePattern(pattern, caseInsensitive) : null;
   if (!compiled) return false;
-  steps.take((text.length + 1) * compiled.instructions);
+  steps.take((text.length + 1) * compiled.instructions * CONDITION_LIMITS.patternStepWeight);
   return compiled.finds(text);
 }
 

@@ -18,4 +18,6 @@ export const CONDITION_LIMITS = {
   versionLength: 100,
   /** Steps one evaluation of one condition may take (evaluate.ts counts them as the contract states); past them it does not hold. */
   evaluationSteps: 20_000,
+  /** Steps a pattern takes per character and instruction (re2js building its automaton costs several times a character copied). */
+  patternStepWeight: 4,
 } as const;
