@@ -1,22 +1,26 @@
-// `npx tsx bench/fairness.ts [--engines sqlite,postgres] [--cwd <checkout>] [--samples 100]`: what one team's heavy
+// `npx tsx bench/fairness.ts [--engines sqlite,postgres] [--cwd <checkout>] [--samples 100] [--only conditions]`: what one team's heavy
 // traffic does to another team's ingests and reads, measured as it was found (issue #28, items 1 and 2). The real
 // server on a scratch storage; a quiet team sends single ingests one after the other (--samples each) and lists its
 // experiments, alone and while two loops send 500-item batches that are all refused — 402 with the quota at 0, or 409
 // naming a stopped experiment of 100 variants — or that fan out into 50 running experiments, or while four loops read
 // a team's results at the limits (200 events × 100 variants × 365 days of roll-up). SQLite also with a second server
 // process on the same directory, the quiet team's ingests going to that one. Prints p50/p95 (ms), the answers that were
-// not 200, and the results' size. --cwd runs the server of another checkout (e.g. the previous commit's) on the same
+// not 200, and the results' size. Then the hostile conditions of issue #37 (bench/phases/hostile-conditions.ts): two
+// loops send batches of 20 participants into 50 running experiments whose conditions cost all the steps an evaluation
+// may take, and the quiet team's p50 is given as a ratio to its idle p50 (target ≤ 10 ×). --only conditions runs the
+// idle figure and that part alone. --cwd runs the server of another checkout (e.g. the previous commit's) on the same
 // scenario. No assertion: figures for bench/README.md.
 import { randomBytes } from 'node:crypto';
 import { parseArgs } from 'node:util';
 import { createTeam, setQuota } from '../server/admin/service';
+import { HOSTILE_SHAPES, hostileBatch, hostileExperiments } from './phases/hostile-conditions';
 import { openStorage, type Storage } from '../server/storage/database';
 import { closeAll, onClose, startRealServer } from './lib/environment';
 import type { Engine } from './lib/options';
 import type { ServerProcess } from './lib/processes';
 import { scratchStorage, type ScratchStorage } from './lib/storage';
 
-const { values } = parseArgs({ options: { engines: { type: 'string', default: 'sqlite,postgres' }, cwd: { type: 'string' }, samples: { type: 'string', default: '100' } } });
+const { values } = parseArgs({ options: { engines: { type: 'string', default: 'sqlite,postgres' }, cwd: { type: 'string' }, samples: { type: 'string', default: '100' }, only: { type: 'string' } } });
 const SAMPLES = Number(values.samples);
 
 interface Team {
@@ -73,6 +77,10 @@ const quantile = (sorted: number[], q: number) => sorted[Math.min(sorted.length 
 
 /** The quiet team's ingests (and experiment lists), one after the other: p50/p95 in ms and the statuses that were not 200. */
 async function quiet(base: string, team: Team): Promise<string> {
+  return (await quietFigures(base, team)).line;
+}
+
+async function quietFigures(base: string, team: Team): Promise<{ line: string; p50: number }> {
   const times: number[] = [];
   const lists: number[] = [];
   const other: Record<number, number> = {};
@@ -89,7 +97,8 @@ async function quiet(base: string, team: Team): Promise<string> {
   times.sort((a, b) => a - b);
   lists.sort((a, b) => a - b);
   const failures = Object.keys(other).length === 0 ? '' : ` not 200: ${JSON.stringify(other)}`;
-  return `ingest p50 ${quantile(times, 0.5).toFixed(1)} p95 ${quantile(times, 0.95).toFixed(1)} · list p50 ${quantile(lists, 0.5).toFixed(1)} p95 ${quantile(lists, 0.95).toFixed(1)}${failures}`;
+  const line = `ingest p50 ${quantile(times, 0.5).toFixed(1)} p95 ${quantile(times, 0.95).toFixed(1)} · list p50 ${quantile(lists, 0.5).toFixed(1)} p95 ${quantile(lists, 0.95).toFixed(1)}${failures}`;
+  return { line, p50: quantile(times, 0.5) };
 }
 
 /** Seeds a results read at the limits straight into storage: 200 events, 100 variants, a year of daily roll-up. */
@@ -113,6 +122,26 @@ async function seedResults(storage: Storage, base: string, team: Team): Promise<
   }
 }
 
+/** The quiet team's ingests idle, then under each hostile shape of issue #37: p50 as a ratio to the idle p50. */
+async function hostileConditions(base: string, storage: Storage, quietTeam: Team, say: (line: string) => void): Promise<void> {
+  const idle = await quietFigures(base, quietTeam);
+  say(`idle: ${idle.line}`);
+  const send = (credential: string, method: string, path: string, body?: unknown) => call(base, credential, method, path, body);
+  for (const [index, shape] of HOSTILE_SHAPES.entries()) {
+    const team = await newTeam(storage, `hostile-${index}`);
+    await hostileExperiments(send, team, shape);
+    const body = () => JSON.stringify(hostileBatch(shape, () => `h-${randomBytes(6).toString('hex')}`));
+    const start = performance.now();
+    const one = await fetch(`${base}/api/teams/${team.id}/ingest/batch`, { method: 'POST', headers: auth(team.ingestKey), body: body() });
+    await one.arrayBuffer();
+    const alone = performance.now() - start;
+    const stop = loop(2, () => fetch(`${base}/api/teams/${team.id}/ingest/batch`, { method: 'POST', headers: auth(team.ingestKey), body: body() }));
+    const under = await quietFigures(base, quietTeam);
+    await stop();
+    say(`${shape.label} (a batch alone ${alone.toFixed(0)} ms, ${one.status}), batches ×2: ${under.line} — p50 ${(under.p50 / idle.p50).toFixed(1)} × idle`);
+  }
+}
+
 async function run(engine: Engine): Promise<void> {
   const scratch: ScratchStorage = await scratchStorage(engine);
   const drop = onClose(() => scratch.drop());
@@ -124,6 +153,7 @@ async function run(engine: Engine): Promise<void> {
     const quietTeam = await newTeam(storage, 'quiet');
     await call(base, quietTeam.token, 'POST', `/api/teams/${quietTeam.id}/events`, { key: 'goal' });
     await experiment(base, quietTeam, 'solo', 2);
+    if (values.only === 'conditions') return await hostileConditions(base, storage, quietTeam, say);
 
     const spent = await newTeam(storage, 'spent');
     await call(base, spent.token, 'POST', `/api/teams/${spent.id}/events`, { key: 'goal' });
