@@ -70,7 +70,7 @@ function Participant({ session, participantKey }: { session: Session; participan
         </div>
       </dl>
       <h3>Attributes</h3>
-      <pre class="code">{JSON.stringify(found.attributes, null, 2)}</pre>
+      <pre class="code" tabIndex={0}>{JSON.stringify(found.attributes, null, 2)}</pre>
       <h3>Enrolments</h3>
       {enrolments.data?.data.length === 0 && <p class="hint">In no experiment.</p>}
       <ul class="plain">

@@ -50,7 +50,7 @@ export function TeamPage({ session }: { session: Session }) {
           </p>
           <details>
             <summary>The config as JSON</summary>
-            <pre class="code">{JSON.stringify(config.data.data, null, 2)}</pre>
+            <pre class="code" tabIndex={0}>{JSON.stringify(config.data.data, null, 2)}</pre>
           </details>
         </>
       )}

@@ -67,7 +67,7 @@ export function overflows(page: Page): Promise<{ sideways: number; outside: stri
   return page.evaluate(`(() => {
     const sideways = document.documentElement.scrollWidth - document.documentElement.clientWidth;
     const width = document.documentElement.clientWidth;
-    const outside = [...document.querySelectorAll('#main *')]
+    const outside = [...document.querySelectorAll('#app *')]
       .filter((node) => !node.closest('.table') && !node.closest('dialog:not([open])') && node.getBoundingClientRect().right > width + 0.5)
       .map((node) => node.tagName + (node.className ? '.' + node.className : ''));
     return { sideways, outside };
