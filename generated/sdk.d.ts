@@ -37,10 +37,16 @@ export type SdkError =
     kind: 'abandoned';
     items: IngestItem[];
 }
-/** The config could not be read (the stream or a poll); the SDK keeps trying. */
+/** The config could not be read (the stream or a poll), or was not usable (too large, not the contract's shape): the last good one is kept, and the SDK keeps trying. */
  | {
     kind: 'config';
     status?: number;
+    message: string;
+}
+/** `feature()` or `experiment()` failed for `key` (such as a participant that is not a string): it answered null. */
+ | {
+    kind: 'decision';
+    key: string;
     message: string;
 };
 export interface ClientOptions {

@@ -231,9 +231,98 @@ function deadline(ms, parent) {
   };
 }
 
+// server/domain/conditions/javascript.ts
+function asString(value) {
+  return String(value);
+}
+function asNumber(value) {
+  return Number(value);
+}
+function isTruthy(value) {
+  return Boolean(value);
+}
+function strictlyEqual(a, b) {
+  return a === b;
+}
+function compare(a, relation, b) {
+  const left = a;
+  const right = b;
+  switch (relation) {
+    case "<":
+      return left < right;
+    case "<=":
+      return left <= right;
+    case ">":
+      return left > right;
+    case ">=":
+      return left >= right;
+  }
+}
+function typeName(value) {
+  if (value === null) return "null";
+  if (Array.isArray(value)) return "array";
+  return typeof value;
+}
+function isPlainObject(value) {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+// sdk/config-check.ts
+var STRING = { test: (value) => typeof value === "string", is: "a string" };
+var TEXT_OR_NULL = { test: (value) => value === null || typeof value === "string", is: "a string or null" };
+var NUMBER = { test: (value) => typeof value === "number" && Number.isFinite(value), is: "a number" };
+var BOOLEAN = { test: (value) => typeof value === "boolean", is: "a boolean" };
+var OBJECT = { test: isPlainObject, is: "an object" };
+var ARRAY = { test: Array.isArray, is: "an array" };
+var HASH_VERSION = { test: (value) => value === 1 || value === 2, is: "1 or 2" };
+var TEAM = { test: (value) => Number.isSafeInteger(value) && value >= 1, is: "a positive integer" };
+var optional = (field) => ({ test: (value) => value == null || field.test(value), is: `${field.is}, null or absent` });
+var nullable = (field) => ({ test: (value) => value === null || field.test(value), is: `${field.is} or null` });
+var EXCLUSION_GROUP = { key: STRING, start: NUMBER, end: NUMBER };
+var VARIANT = { key: STRING, traffic: NUMBER };
+var EXPERIMENT = { key: STRING, seed: STRING, hash_version: HASH_VERSION, conditions: OBJECT, coverage: NUMBER, exclusion_group: nullable(OBJECT), event: STRING, variants: ARRAY };
+var FEATURE = { key: STRING, enabled: BOOLEAN, type: optional(STRING), value: TEXT_OR_NULL, rules: optional(ARRAY) };
+var RULE = { type: STRING, conditions: optional(OBJECT), starts_at: optional(STRING), ends_at: optional(STRING) };
+var RULE_KINDS = {
+  force: { value: TEXT_OR_NULL },
+  rollout: { percentage: NUMBER, value: TEXT_OR_NULL },
+  experiment: { experiment: STRING, variants: OBJECT }
+};
+function configProblem(config) {
+  return fieldsProblem(config, "", { team: TEAM, experiments: ARRAY, features: ARRAY }) ?? itemsProblem(config.experiments, "/experiments", experimentProblem) ?? itemsProblem(config.features, "/features", featureProblem);
+}
+function experimentProblem(experiment, path) {
+  const checked = experiment;
+  return fieldsProblem(experiment, path, EXPERIMENT) ?? (checked.exclusion_group === null ? void 0 : fieldsProblem(checked.exclusion_group, `${path}/exclusion_group`, EXCLUSION_GROUP)) ?? itemsProblem(checked.variants, `${path}/variants`, (variant, at) => fieldsProblem(variant, at, VARIANT));
+}
+function featureProblem(feature, path) {
+  return fieldsProblem(feature, path, FEATURE) ?? itemsProblem(feature.rules ?? [], `${path}/rules`, ruleProblem);
+}
+function ruleProblem(rule, path) {
+  const problem = fieldsProblem(rule, path, RULE);
+  if (problem) return problem;
+  const { type, variants } = rule;
+  const kind = Object.hasOwn(RULE_KINDS, type) ? RULE_KINDS[type] : {};
+  return fieldsProblem(rule, path, kind) ?? (type === "experiment" ? fieldsProblem(variants, `${path}/variants`, Object.fromEntries(Object.keys(variants).map((key) => [key, TEXT_OR_NULL]))) : void 0);
+}
+function fieldsProblem(value, path, fields) {
+  if (!isPlainObject(value)) return `${path || "the config"} must be an object`;
+  for (const [name, field] of Object.entries(fields)) {
+    if (!field.test(value[name])) return `${path}/${name} must be ${field.is}`;
+  }
+  return void 0;
+}
+function itemsProblem(items, path, problem) {
+  for (let index = 0; index < items.length; index++) {
+    const found = problem(items[index], `${path}/${index}`);
+    if (found) return found;
+  }
+  return void 0;
+}
+
 // sdk/config-source.ts
 var STREAM_IDLE_MS = 45e3;
-var MAX_MESSAGE_CHARACTERS = 16 * 1024 * 1024;
+var MAX_CONFIG_CHARACTERS = 16 * 1024 * 1024;
 function startConfigSource(options) {
   const stopped = new AbortController();
   const reconnect = backoff(options.retryBaseMs, options.maxRetryDelayMs);
@@ -244,10 +333,14 @@ function startConfigSource(options) {
     try {
       parsed = JSON.parse(body);
     } catch {
-      options.onError({ kind: "config", message: "the config was not JSON" });
+      options.onError({ kind: "config", message: "the config was not JSON; the last good one is kept" });
       return false;
     }
-    if (!parsed.data) return false;
+    const problem = configProblem(parsed?.data);
+    if (problem) {
+      options.onError({ kind: "config", message: `the config is not usable (${problem.replace(/^\//, "data/")}); the last good one is kept` });
+      return false;
+    }
     etag = tag;
     options.onConfig(parsed.data);
     return true;
@@ -259,10 +352,14 @@ function startConfigSource(options) {
         headers: { Authorization: options.authorization, ...etag ? { "If-None-Match": etag } : {} },
         signal: timeout.signal
       });
-      if (response.status === 304) return;
-      const text = await response.text();
-      if (response.status === 200) apply(text, response.headers.get("etag"));
-      else options.onError({ kind: "config", status: response.status, message: `GET config answered ${response.status}` });
+      if (response.status !== 200) {
+        await response.body?.cancel().catch(() => void 0);
+        if (response.status !== 304) options.onError({ kind: "config", status: response.status, message: `GET config answered ${response.status}` });
+        return;
+      }
+      const text = await textUpTo(response, MAX_CONFIG_CHARACTERS);
+      if (text !== void 0) apply(text, response.headers.get("etag"));
+      else options.onError({ kind: "config", message: `GET config answered more than ${MAX_CONFIG_CHARACTERS} characters; the rest was not read, and the last good config is kept` });
     } catch (error) {
       if (!stopped.signal.aborted) options.onError({ kind: "config", message: `GET config failed: ${String(error)}` });
     } finally {
@@ -299,7 +396,7 @@ function startConfigSource(options) {
         onError(error) {
           if (error.type === "max-buffer-size-exceeded") abort();
         },
-        maxBufferSize: MAX_MESSAGE_CHARACTERS
+        maxBufferSize: MAX_CONFIG_CHARACTERS
       });
       const reader = response.body.getReader();
       const decoder = new TextDecoder();
@@ -342,6 +439,24 @@ function startConfigSource(options) {
   }
   void run();
   return { stop: () => stopped.abort() };
+}
+async function textUpTo(response, max) {
+  if (!response.body) return "";
+  const reader = response.body.getReader();
+  const decoder = new TextDecoder();
+  const parts = [];
+  let length = 0;
+  for (; ; ) {
+    const { done, value } = await reader.read();
+    const part = done ? decoder.decode() : decoder.decode(value, { stream: true });
+    length += part.length;
+    if (length > max) {
+      await reader.cancel().catch(() => void 0);
+      return void 0;
+    }
+    parts.push(part);
+    if (done) return parts.join("");
+  }
 }
 
 // node_modules/@noble/hashes/_u64.js
@@ -763,42 +878,6 @@ function coveragePositionOfDigest(digest) {
 }
 function isCovered(position, coverage) {
   return position < coverage;
-}
-
-// server/domain/conditions/javascript.ts
-function asString(value) {
-  return String(value);
-}
-function asNumber(value) {
-  return Number(value);
-}
-function isTruthy(value) {
-  return Boolean(value);
-}
-function strictlyEqual(a, b) {
-  return a === b;
-}
-function compare(a, relation, b) {
-  const left = a;
-  const right = b;
-  switch (relation) {
-    case "<":
-      return left < right;
-    case "<=":
-      return left <= right;
-    case ">":
-      return left > right;
-    case ">=":
-      return left >= right;
-  }
-}
-function typeName(value) {
-  if (value === null) return "null";
-  if (Array.isArray(value)) return "array";
-  return typeof value;
-}
-function isPlainObject(value) {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
 }
 
 // server/domain/conditions/limits.ts
@@ -4532,10 +4611,10 @@ var ANY_RUNE_NOT_NL = new Int32Array([
 ]);
 var ANY_RUNE = new Int32Array([0, Unicode.MAX_RUNE]);
 var Frag = class {
-  constructor(i = 0, out = new PatchList(), nullable = false) {
+  constructor(i = 0, out = new PatchList(), nullable2 = false) {
     this.i = i;
     this.out = out;
-    this.nullable = nullable;
+    this.nullable = nullable2;
   }
 };
 var Compiler = class Compiler2 {
@@ -7782,7 +7861,7 @@ function experimentPlacement(experiment, participant, attributes) {
 }
 
 // server/domain/flag-types.ts
-var NUMBER = /^-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?$/;
+var NUMBER2 = /^-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?$/;
 function readFlagValue(type, text) {
   if (text === null) return null;
   switch (type) {
@@ -7791,7 +7870,7 @@ function readFlagValue(type, text) {
     case "boolean":
       return text === "true" ? true : text === "false" ? false : void 0;
     case "number": {
-      const number = NUMBER.test(text) ? Number(text) : NaN;
+      const number = NUMBER2.test(text) ? Number(text) : NaN;
       return Number.isFinite(number) ? number : void 0;
     }
     case "json":
@@ -8139,20 +8218,31 @@ function startClient(options) {
     if (!exposures.firstTime(participant, experiment)) return;
     delivery.enqueue({ participant: participantOf(participant, attributes), experiment, variant, idempotency_key: newIdempotencyKey() });
   }
+  function decided(key, decide) {
+    if (!current) return null;
+    try {
+      return decide(current);
+    } catch (error) {
+      onError({ kind: "decision", key, message: String(error) });
+      return null;
+    }
+  }
   return {
     ready: () => readiness,
     feature(key, participant, attributes) {
-      if (!current) return null;
-      const decision = decideFeature(current, key, participant, attributes ?? {}, Date.now());
-      if (!decision) return null;
-      for (const exposure of decision.exposures) expose(participant, attributes, exposure.experiment, exposure.variant);
-      return decision.value;
+      return decided(key, (config) => {
+        const decision = decideFeature(config, key, participant, attributes ?? {}, Date.now());
+        if (!decision) return null;
+        for (const exposure of decision.exposures) expose(participant, attributes, exposure.experiment, exposure.variant);
+        return decision.value;
+      });
     },
     experiment(key, participant, attributes) {
-      if (!current) return null;
-      const variant = decideExperiment(current, key, participant, attributes ?? {});
-      if (variant !== null) expose(participant, attributes, key, variant);
-      return variant;
+      return decided(key, (config) => {
+        const variant = decideExperiment(config, key, participant, attributes ?? {});
+        if (variant !== null) expose(participant, attributes, key, variant);
+        return variant;
+      });
     },
     track(participant, event, value) {
       const item = { participant, event, enrol: false, idempotency_key: newIdempotencyKey() };

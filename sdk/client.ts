@@ -82,20 +82,33 @@ export function startClient(options: ClientOptions): Client {
     delivery.enqueue({ participant: participantOf(participant, attributes), experiment, variant, idempotency_key: newIdempotencyKey() });
   }
 
+  /** A decision never throws into the application: one that fails is null, and reported. */
+  function decided<T>(key: string, decide: (config: IndexedConfig) => T | null): T | null {
+    if (!current) return null;
+    try {
+      return decide(current);
+    } catch (error) {
+      onError({ kind: 'decision', key, message: String(error) });
+      return null;
+    }
+  }
+
   return {
     ready: () => readiness,
     feature(key, participant, attributes) {
-      if (!current) return null;
-      const decision = decideFeature(current, key, participant, attributes ?? {}, Date.now());
-      if (!decision) return null;
-      for (const exposure of decision.exposures) expose(participant, attributes, exposure.experiment, exposure.variant);
-      return decision.value as never;
+      return decided(key, (config) => {
+        const decision = decideFeature(config, key, participant, attributes ?? {}, Date.now());
+        if (!decision) return null;
+        for (const exposure of decision.exposures) expose(participant, attributes, exposure.experiment, exposure.variant);
+        return decision.value as never;
+      });
     },
     experiment(key, participant, attributes) {
-      if (!current) return null;
-      const variant = decideExperiment(current, key, participant, attributes ?? {});
-      if (variant !== null) expose(participant, attributes, key, variant);
-      return variant;
+      return decided(key, (config) => {
+        const variant = decideExperiment(config, key, participant, attributes ?? {});
+        if (variant !== null) expose(participant, attributes, key, variant);
+        return variant;
+      });
     },
     track(participant, event, value) {
       const item: IngestItem = { participant, event, enrol: false, idempotency_key: newIdempotencyKey() };

@@ -1,14 +1,17 @@
 // The team config, kept fresh: read from the config stream (Server-Sent Events over fetch — Node
 // 20 has no EventSource, and fetch lets us send the ingest key as a header); while the stream is
 // down, polled with If-None-Match (304: nothing changed), and the stream reconnected with backoff.
+// What the service sends is not trusted: a config is read up to a bound, and used only when it
+// has the contract's shape; otherwise the last good one stays.
 import { createParser } from 'eventsource-parser';
 import { backoff, deadline, pause, quietTimeout } from './backoff';
+import { configProblem } from './config-check';
 import type { Config, SdkError } from './types';
 
 /** The server sends a comment every 15 s; a stream silent for longer than this is taken as dead. */
 const STREAM_IDLE_MS = 45_000;
-/** One message is one config; a stream that sends more than this without ending a message is dropped. */
-const MAX_MESSAGE_CHARACTERS = 16 * 1024 * 1024;
+/** One config, polled or one message of the stream: more is not read (the request is aborted). */
+const MAX_CONFIG_CHARACTERS = 16 * 1024 * 1024;
 
 export interface ConfigSourceOptions {
   /** `…/api/teams/{team}/config`; the stream is at `…/config/stream`. */
@@ -35,16 +38,20 @@ export function startConfigSource(options: ConfigSourceOptions): ConfigSource {
   let serverRetryMs = 0;
 
   function apply(body: string, tag: string | null): boolean {
-    let parsed: { data?: Config };
+    let parsed: { data?: unknown };
     try {
-      parsed = JSON.parse(body) as { data?: Config };
+      parsed = JSON.parse(body) as { data?: unknown };
     } catch {
-      options.onError({ kind: 'config', message: 'the config was not JSON' });
+      options.onError({ kind: 'config', message: 'the config was not JSON; the last good one is kept' });
       return false;
     }
-    if (!parsed.data) return false;
+    const problem = configProblem(parsed?.data);
+    if (problem) {
+      options.onError({ kind: 'config', message: `the config is not usable (${problem.replace(/^\//, 'data/')}); the last good one is kept` });
+      return false;
+    }
     etag = tag;
-    options.onConfig(parsed.data);
+    options.onConfig(parsed.data as Config);
     return true;
   }
 
@@ -55,10 +62,14 @@ export function startConfigSource(options: ConfigSourceOptions): ConfigSource {
         headers: { Authorization: options.authorization, ...(etag ? { 'If-None-Match': etag } : {}) },
         signal: timeout.signal,
       });
-      if (response.status === 304) return;
-      const text = await response.text();
-      if (response.status === 200) apply(text, response.headers.get('etag'));
-      else options.onError({ kind: 'config', status: response.status, message: `GET config answered ${response.status}` });
+      if (response.status !== 200) {
+        await response.body?.cancel().catch(() => undefined);
+        if (response.status !== 304) options.onError({ kind: 'config', status: response.status, message: `GET config answered ${response.status}` });
+        return;
+      }
+      const text = await textUpTo(response, MAX_CONFIG_CHARACTERS);
+      if (text !== undefined) apply(text, response.headers.get('etag'));
+      else options.onError({ kind: 'config', message: `GET config answered more than ${MAX_CONFIG_CHARACTERS} characters; the rest was not read, and the last good config is kept` });
     } catch (error) {
       if (!stopped.signal.aborted) options.onError({ kind: 'config', message: `GET config failed: ${String(error)}` });
     } finally {
@@ -97,7 +108,7 @@ export function startConfigSource(options: ConfigSourceOptions): ConfigSource {
         onError(error) {
           if (error.type === 'max-buffer-size-exceeded') abort();
         },
-        maxBufferSize: MAX_MESSAGE_CHARACTERS,
+        maxBufferSize: MAX_CONFIG_CHARACTERS,
       });
       const reader = response.body.getReader();
       const decoder = new TextDecoder();
@@ -144,4 +155,24 @@ export function startConfigSource(options: ConfigSourceOptions): ConfigSource {
 
   void run();
   return { stop: () => stopped.abort() };
+}
+
+/** The body as text, or undefined as soon as it passes `max` characters (the rest is not read: the body is cancelled). */
+async function textUpTo(response: Response, max: number): Promise<string | undefined> {
+  if (!response.body) return '';
+  const reader = response.body.getReader();
+  const decoder = new TextDecoder();
+  const parts: string[] = [];
+  let length = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    const part = done ? decoder.decode() : decoder.decode(value, { stream: true });
+    length += part.length;
+    if (length > max) {
+      await reader.cancel().catch(() => undefined);
+      return undefined;
+    }
+    parts.push(part);
+    if (done) return parts.join('');
+  }
 }

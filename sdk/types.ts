@@ -31,8 +31,10 @@ export type SdkError =
   | { kind: 'dropped'; count: number }
   /** `close()` gave up waiting: these items were never answered. */
   | { kind: 'abandoned'; items: IngestItem[] }
-  /** The config could not be read (the stream or a poll); the SDK keeps trying. */
-  | { kind: 'config'; status?: number; message: string };
+  /** The config could not be read (the stream or a poll), or was not usable (too large, not the contract's shape): the last good one is kept, and the SDK keeps trying. */
+  | { kind: 'config'; status?: number; message: string }
+  /** `feature()` or `experiment()` failed for `key` (such as a participant that is not a string): it answered null. */
+  | { kind: 'decision'; key: string; message: string };
 
 export interface ClientOptions {
   /** Where the service is, e.g. `https://experiments.example.com` (no trailing `/api`). */
