@@ -14,9 +14,9 @@
  *   rate at α under independence or positive dependence (variants sharing a control correlate
  *   positively); test/domain/roles.test.ts checks it by simulation.
  * - guardrail: one-sided at its own α, not corrected — a false alarm costs a look, a missed
- *   harm ships it: `guardrail_violated` when the always-valid p is at most α and the difference
- *   goes the bad way (below 0 for an `increase` event, above 0 for a `decrease` one), that is
- *   when the 1 − α sequence lies wholly on the bad side. Its error is at most α.
+ *   harm ships it: `guardrail_violated` when the one-sided always-valid p toward harm (below 0
+ *   for an `increase` event, above 0 for a `decrease` one; sequential.ts harmPValue) is at most
+ *   α. Its error under no harm is at most α, at any look.
  *
  * "Better" and "worse" follow the event's direction. Below MINIMUM_PARTICIPANTS in the variant
  * or the control the verdict is `collecting` and the comparison still counts in its family
@@ -26,7 +26,7 @@
 import { benjaminiHochberg, holm } from './multiplicity';
 import { MINIMUM_PARTICIPANTS } from './results';
 import type { MeanArm } from './means';
-import { meansAlwaysValid, rateAlwaysValid } from './sequential';
+import { alwaysValid, harmPValue, meansMixture, rateMixture } from './sequential';
 import type { ArmCounts } from './statistics';
 
 export type Role = 'goal' | 'guardrail' | 'secondary';
@@ -65,15 +65,18 @@ interface Comparison {
 
 const meanArm = (arm: RoleArm): MeanArm => ({ participants: arm.participants, sum: arm.sum ?? 0, sumOfSquares: arm.sumOfSquares ?? 0, micros: arm.micros });
 
-function compare(arm: RoleArm, control: RoleArm, metric: RoleEvent['metric']): Comparison {
+/** The variant against the control: two-sided, or for a guardrail one-sided toward harm. */
+function compare(arm: RoleArm, control: RoleArm, event: RoleEvent): Comparison {
   const enough = arm.participants >= MINIMUM_PARTICIPANTS && control.participants >= MINIMUM_PARTICIPANTS;
-  const figures = metric === 'mean' ? meansAlwaysValid(meanArm(arm), meanArm(control)) : rateAlwaysValid(arm, control);
-  return { difference: figures?.difference ?? null, pValue: figures?.pValue ?? null, enough };
+  const mixture = event.metric === 'mean' ? meansMixture(meanArm(arm), meanArm(control)) : rateMixture(arm, control);
+  if (!mixture) return { difference: null, pValue: null, enough };
+  const pValue = event.role === 'guardrail' ? harmPValue(mixture, event.direction === 'increase' ? 'below' : 'above') : alwaysValid(mixture.difference, mixture.variance, ROLE_ALPHA, mixture.mixingSd)!.pValue;
+  return { difference: mixture.difference, pValue, enough };
 }
 
 /** The judgement of every variant of every event, in the input's order. */
 export function judgeByRole(events: RoleEvent[], alpha = ROLE_ALPHA): Judgement[][] {
-  const comparisons = events.map((event) => event.variants.map((arm) => compare(arm, event.control, event.metric)));
+  const comparisons = events.map((event) => event.variants.map((arm) => compare(arm, event.control, event)));
   const adjusted = comparisons.map((row) => row.map((c) => c.pValue));
   const goals = events.flatMap((event, i) => (event.role === 'goal' ? [i] : []));
   for (const i of goals) adjusted[i] = holm(comparisons[i]!.map((c) => c.pValue));

@@ -18,6 +18,7 @@
  */
 
 import type { MeanArm } from './means';
+import normalCdf from '@stdlib/stats-base-dists-normal-cdf';
 import { meanDifference, summarise } from './means';
 import type { ArmCounts, Interval } from './statistics';
 
@@ -57,6 +58,37 @@ export function alwaysValid(difference: number, variance: number, alpha: number,
   };
 }
 
+/** A difference θ̂, its variance V and the mixing SD τ its always-valid inference is tuned with. */
+export interface Mixture {
+  difference: number;
+  variance: number;
+  mixingSd: number;
+}
+
+/** Which way of the difference is harm: `below` 0 (an `increase` event falling) or `above` (a `decrease` one rising). */
+export type Harm = 'below' | 'above';
+
+/**
+ * The one-sided always-valid p-value against "no harm" (the difference is 0 or on the good side):
+ * min(1, 1/Λ) with Λ the likelihood ratio mixed over a half-normal on the harmful side, density
+ * 2φ(θ; 0, τ²) there, and 0 on the good side:
+ *
+ *   Λ = 2 √(V/(V + τ²)) · exp(x²/2) · Φ(±x),  x = θ̂ τ / √(V (V + τ²)),
+ *
+ * with −x for harm below 0 and +x for harm above (the full mixture's Λ times twice the mixing
+ * posterior's mass on the harmful side). Each likelihood ratio exp(θS − θ²t/2) with θ harmful is a
+ * nonnegative supermartingale under any true difference on the good side, so their mixture is
+ * too, and Ville's inequality keeps P(ever Λ ≥ 1/α) ≤ α at any stopping time. Evidence on the
+ * good side never rejects: Λ falls as θ̂ moves that way.
+ */
+export function harmPValue({ difference, variance, mixingSd }: Mixture, harm: Harm): number {
+  const tau2 = mixingSd * mixingSd;
+  const x = (difference * mixingSd) / Math.sqrt(variance * (variance + tau2));
+  const towardHarm = harm === 'below' ? -x : x;
+  const logRatio = Math.LN2 + 0.5 * Math.log(variance / (variance + tau2)) + (x * x) / 2 + Math.log(normalCdf(towardHarm, 0, 1));
+  return Math.min(1, Math.exp(-logRatio));
+}
+
 /** The 1 − α always-valid interval on p_V − p_C, or null while either arm has no participants or V is 0. */
 export function confidenceSequence(arm: ArmRate, control: ArmRate, alpha = 0.05, effectSize = MIXING_EFFECT_SIZE): Interval | null {
   return rateAlwaysValid(arm, control, alpha, effectSize)?.confidenceSequence ?? null;
@@ -69,14 +101,21 @@ export function confidenceSequence(arm: ArmRate, control: ArmRate, alpha = 0.05,
  */
 export function rateAlwaysValid(arm: ArmRate, control: ArmRate, alpha = 0.05, effectSize = MIXING_EFFECT_SIZE): AlwaysValid | null {
   assertParameters(alpha, effectSize);
+  const mixture = rateMixture(arm, control, effectSize);
+  return mixture && alwaysValid(mixture.difference, mixture.variance, alpha, mixture.mixingSd);
+}
+
+/** p_V − p_C with its V and τ (see rateAlwaysValid); null where that is. */
+export function rateMixture(arm: ArmRate, control: ArmRate, effectSize = MIXING_EFFECT_SIZE): Mixture | null {
   if (arm.participants === 0 || control.participants === 0) return null;
   const pV = arm.uniqueConversions / arm.participants;
   const pC = control.uniqueConversions / control.participants;
   const varianceV = pV * (1 - pV);
   const varianceC = pC * (1 - pC);
   const sd = Math.sqrt((varianceV + varianceC) / 2);
-  if (!(sd > 0)) return null;
-  return alwaysValid(pV - pC, varianceV / arm.participants + varianceC / control.participants, alpha, effectSize * sd);
+  const variance = varianceV / arm.participants + varianceC / control.participants;
+  if (!(sd > 0) || !(variance > 0)) return null;
+  return { difference: pV - pC, variance, mixingSd: effectSize * sd };
 }
 
 /**
@@ -85,11 +124,17 @@ export function rateAlwaysValid(arm: ArmRate, control: ArmRate, alpha = 0.05, ef
  */
 export function meansAlwaysValid(arm: MeanArm, control: MeanArm, alpha = 0.05, effectSize = MIXING_EFFECT_SIZE): AlwaysValid | null {
   assertParameters(alpha, effectSize);
+  const mixture = meansMixture(arm, control, effectSize);
+  return mixture && alwaysValid(mixture.difference, mixture.variance, alpha, mixture.mixingSd);
+}
+
+/** m_V − m_C with its V and τ (see meansAlwaysValid); null where that is. */
+export function meansMixture(arm: MeanArm, control: MeanArm, effectSize = MIXING_EFFECT_SIZE): Mixture | null {
   const v = summarise(arm);
   const c = summarise(control);
   if (!v || !c || v.variance === null || c.variance === null) return null;
   const variance = v.variance / arm.participants + c.variance / control.participants;
   const sd = Math.sqrt((v.variance + c.variance) / 2);
-  if (!(sd > 0)) return null;
-  return alwaysValid(meanDifference(arm, control), variance, alpha, effectSize * sd);
+  if (!(sd > 0) || !(variance > 0)) return null;
+  return { difference: meanDifference(arm, control), variance, mixingSd: effectSize * sd };
 }

@@ -120,7 +120,7 @@ function decisionOf(event: EventRow, role: Role, judgement: Judgement | undefine
     metric: judgedMetricOf(event),
     difference: sequence?.difference ?? null,
     confidence_sequence: sequence?.confidence_sequence ?? null,
-    test: 'two_sided',
+    test: role === 'guardrail' ? 'one_sided' : 'two_sided',
     always_valid_p_value: judgement.pValue,
     correction: CORRECTIONS[role],
     adjusted_p_value: judgement.adjustedPValue,

@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import binomial from '@stdlib/random-base-binomial';
 import { describe, expect, it } from 'vitest';
 import { judgeByRole, type Judgement, type RoleEvent } from '../../server/domain/roles';
+import { rateAlwaysValid } from '../../server/domain/sequential';
 
 /** Cases computed by test/vectors/roles.py: adjusted p-values as the smallest α at which Holm or Benjamini–Hochberg rejects. */
 const vectors = JSON.parse(readFileSync(new URL('../vectors/roles.json', import.meta.url), 'utf8')) as { cases: Array<{ events: RoleEvent[]; expected: Judgement[][] }> };
@@ -59,6 +60,21 @@ describe('judgeByRole', () => {
     );
   });
 
+  it('audit, a guardrail\'s level: when harm is significant at 5 % one-sided but not two-sided, then the guardrail is violated — on a rate and on a mean, either direction', () => {
+    const [rate, decreasing, mean] = judgeByRole([
+      { role: 'guardrail', direction: 'increase', control: arm(4_000, 800), variants: [arm(4_000, 698)] },
+      { role: 'guardrail', direction: 'decrease', control: arm(4_000, 200), variants: [arm(4_000, 262)] },
+      { role: 'guardrail', direction: 'decrease', metric: 'mean', control: { participants: 3_000, uniqueConversions: 0, sum: 3_000, sumOfSquares: 9_000 }, variants: [{ participants: 3_000, uniqueConversions: 0, sum: 3_330, sumOfSquares: 10_000 }] },
+    ]);
+    // The two-sided always-valid p of each lies between 0.05 and 0.1 (test/vectors/roles.py, case 4).
+    expect(rateAlwaysValid(arm(4_000, 698), arm(4_000, 800))!.pValue).toBeGreaterThan(0.05);
+    expect(rateAlwaysValid(arm(4_000, 262), arm(4_000, 200))!.pValue).toBeGreaterThan(0.05);
+    for (const [judged] of [rate!, decreasing!, mean!]) {
+      expect(judged!.verdict).toBe('guardrail_violated');
+      expect(judged!.pValue).toBeLessThanOrEqual(0.05);
+    }
+  });
+
   it('when an arm has fewer than the minimum participants, then the verdict is collecting', () => {
     const [[judged]] = judgeByRole([{ role: 'goal', direction: 'increase', control: arm(99, 10), variants: [arm(5_000, 4_000)] }]);
     expect(judged!.verdict).toBe('collecting');
@@ -114,5 +130,49 @@ describe('the roles in a seeded A/A/A/A simulation', () => {
     console.info(`A/A/A/A, ${experiments} experiments × ${days} daily looks: goal family-wise false positives ${(familyWise * 100).toFixed(1)} %, secondary FDR at most ${(falseDiscovery * 100).toFixed(1)} % (uncorrected ${((secondaryUncorrected / experiments) * 100).toFixed(1)} %)`);
     expect(familyWise).toBeLessThanOrEqual(0.05);
     expect(falseDiscovery).toBeLessThanOrEqual(0.05);
+  });
+});
+
+/**
+ * A guardrail looked at daily for 14 days: under no harm (A/A, and a variant better on it), the
+ * one-sided test may raise a false alarm in at most 5 % of the experiments at any look; under a
+ * true harm it catches more than the two-sided test at 0.05 it replaced.
+ */
+describe('guardrails in a seeded simulation', () => {
+  it('when nothing is harmed, then at most 5 % of experiments ever see guardrail_violated; when there is harm, then the one-sided test catches it more often than the two-sided one did', () => {
+    const draw = binomial.factory({ seed: 20261128 });
+    const experiments = 1_000;
+    const days = 14;
+    const perDay = 300;
+    const base = 0.1;
+    const run = (variantRate: number) => {
+      let oneSided = 0;
+      let twoSided = 0;
+      for (let x = 0; x < experiments; x++) {
+        let control = 0;
+        let variant = 0;
+        let oneHit = false;
+        let twoHit = false;
+        for (let day = 1; day <= days; day++) {
+          control += draw(perDay, base);
+          variant += draw(perDay, variantRate);
+          const participants = perDay * day;
+          const [[judged]] = judgeByRole([{ role: 'guardrail', direction: 'increase', control: arm(participants, control), variants: [arm(participants, variant)] }]);
+          oneHit ||= judged!.verdict === 'guardrail_violated';
+          const twoSidedFigures = rateAlwaysValid(arm(participants, variant), arm(participants, control));
+          twoHit ||= twoSidedFigures !== null && twoSidedFigures.pValue <= 0.05 && twoSidedFigures.difference < 0;
+        }
+        oneSided += Number(oneHit);
+        twoSided += Number(twoHit);
+      }
+      return { oneSided: oneSided / experiments, twoSided: twoSided / experiments };
+    };
+    const same = run(base);
+    const better = run(0.11);
+    const harmed = run(0.09);
+    console.info(`guardrail, ${experiments} experiments × ${days} daily looks: false alarms ${(same.oneSided * 100).toFixed(1)} % (A/A), ${(better.oneSided * 100).toFixed(1)} % (variant better); a 10 % fall caught ${(harmed.oneSided * 100).toFixed(1)} % one-sided, ${(harmed.twoSided * 100).toFixed(1)} % by the two-sided test at 0.05`);
+    expect(same.oneSided).toBeLessThanOrEqual(0.05);
+    expect(better.oneSided).toBeLessThanOrEqual(0.05);
+    expect(harmed.oneSided).toBeGreaterThan(harmed.twoSided);
   });
 });

@@ -106,6 +106,8 @@ describe.each(engines)('guardrails and roles on %s', (engine) => {
     expect(errors[1]).toMatchObject({ variant: 'treatment', corrected_verdict: 'guardrail_violated' });
     expect(errors[1]!.always_valid_p_value).toBeLessThan(0.05);
     expect(errors[1]!.adjusted_p_value).toBe(errors[1]!.always_valid_p_value);
+    expect(errors[1]!.decision).toMatchObject({ metric: 'unique_conversion_rate', test: 'one_sided', correction: 'none', verdict: 'guardrail_violated', always_valid_p_value: errors[1]!.always_valid_p_value });
+    expect(read.events[2]!.variants[1]!.decision).toMatchObject({ test: 'two_sided', correction: 'holm' });
     // The uncorrected verdict is blind to the direction: more errors read as "better".
     expect(errors[1]!.verdict).toBe('variant_better');
     expect(read.events[2]!.variants[1]).toMatchObject({ corrected_verdict: 'collecting', always_valid_p_value: null });

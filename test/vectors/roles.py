@@ -32,7 +32,43 @@ def mean_p_value(nv, sv, s2v, nc, sc, s2c):
     log_ratio = 0.5 * math.log(v / (v + tau2)) + tau2 * (mv - mc) ** 2 / (2 * v * (v + tau2))
     return min(1.0, math.exp(-log_ratio)), mv - mc
 
+def harm_p_value(d, v, tau2, harm_sign):
+    # A guardrail is one-sided: 1/Λ with Λ the likelihood ratio exp(θ d / V − θ² / (2V)) mixed over
+    # a half-normal on the harmful side (θ = harm_sign · u, u ≥ 0, density 2 φ(u; 0, τ²)),
+    # integrated numerically by Simpson's rule in u (not from the closed form the service uses).
+    tau = math.sqrt(tau2)
+    top = max(abs(d), 0) + 40 * max(tau, math.sqrt(v))
+    steps = 20000
+    h = top / steps
+    logs = []
+    for i in range(steps + 1):
+        theta = harm_sign * i * h
+        logs.append(theta * d / v - theta * theta / (2 * v) - theta * theta / (2 * tau2))
+    peak = max(logs)
+    total = sum((1 if i in (0, steps) else 4 if i % 2 else 2) * math.exp(x - peak) for i, x in enumerate(logs)) * h / 3
+    log_ratio = math.log(2 / (tau * math.sqrt(2 * math.pi))) + peak + math.log(total)
+    return min(1.0, math.exp(-log_ratio))
+
+def mixture(e, v):
+    # The difference, its variance V and τ², as p_value and mean_p_value compute them; None without variance.
+    if e.get('metric') == 'mean':
+        (nv, sv, s2v), (nc, sc, s2c) = v, e['control']
+        if nv < 2 or nc < 2:
+            return None
+        vv, vc = (s2v - sv * sv / nv) / (nv - 1), (s2c - sc * sc / nc) / (nc - 1)
+        var, tau2 = vv / nv + vc / nc, EFFECT_SIZE ** 2 * (vv + vc) / 2
+        return (sv / nv - sc / nc, var, tau2) if var > 0 and tau2 > 0 else None
+    (nv, xv), (nc, xc) = v, e['control']
+    pv, pc = xv / nv, xc / nc
+    var, tau2 = pv * (1 - pv) / nv + pc * (1 - pc) / nc, EFFECT_SIZE ** 2 * (pv * (1 - pv) + pc * (1 - pc)) / 2
+    return (pv - pc, var, tau2) if var > 0 else None
+
 def compare(e, v):
+    if e['role'] == 'guardrail':
+        m = mixture(e, v)
+        if m is None:
+            return None, None
+        return harm_p_value(m[0], m[1], m[2], -1 if e['direction'] == 'increase' else 1), m[0]
     if e.get('metric') == 'mean':
         return mean_p_value(*v, *e['control'])
     return p_value(v[0], v[1], e['control'][0], e['control'][1])
@@ -131,6 +167,11 @@ experiments = [
      event('secondary', 'increase', [3000, 300, 900], [[3000, 480, 1500], [3000, 305, 910], [3000, 290, 880]], 'mean'),
      event('secondary', 'increase', [3000, 300], [[3000, 360], [3000, 310], [3000, 300]]),
      event('secondary', 'increase', [1, 5, 25], [[3000, 300, 900], [3000, 310, 920], [3000, 300, 900]], 'mean')],
+    # guardrails between the one-sided and the two-sided level: harmed at 5 % one-sided, not at 5 % two-sided
+    [event('goal', 'increase', [4000, 400], [[4000, 420], [4000, 400]]),
+     event('guardrail', 'increase', [4000, 800], [[4000, 698], [4000, 895], [4000, 800]]),
+     event('guardrail', 'decrease', [4000, 200], [[4000, 262], [4000, 150]]),
+     event('guardrail', 'decrease', [3000, 3000, 9000], [[3000, 3330, 10000], [3000, 2750, 8300]], 'mean')],
 ]
 
 cases = []
