@@ -114,6 +114,12 @@ export interface Client {
     }): Promise<void>;
     /** The config the decisions are made from now, or null before the first one. */
     config(): Config | null;
+    /**
+     * Calls `listener` with each config the SDK takes from now on (the first one, and every change
+     * the stream or a poll brings), after decisions use it: read flags again there to see a flip.
+     * Returns the function that stops the calls.
+     */
+    subscribe(listener: (config: Config) => void): () => void;
     stats(): DeliveryStats;
 }
 /** A client for one team: starts reading the config at once. */

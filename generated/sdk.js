@@ -8177,6 +8177,7 @@ function startClient(options) {
     }
   };
   let current = null;
+  const listeners = /* @__PURE__ */ new Set();
   let markReady = () => void 0;
   let refuse = () => void 0;
   const readiness = new Promise((resolve, reject) => {
@@ -8206,6 +8207,12 @@ function startClient(options) {
     onConfig(config) {
       current = indexConfig(config);
       markReady();
+      for (const listener of [...listeners]) {
+        try {
+          listener(config);
+        } catch {
+        }
+      }
     },
     onError(error) {
       if (error.kind === "config" && (error.status === 401 || error.status === 403)) refuse(new Error(`the service refused the ingest key (${error.status})`));
@@ -8255,6 +8262,10 @@ function startClient(options) {
       await delivery.close(closeOptions?.timeoutMs);
     },
     config: () => current?.config ?? null,
+    subscribe(listener) {
+      listeners.add(listener);
+      return () => void listeners.delete(listener);
+    },
     stats: () => delivery.stats()
   };
 }

@@ -5,7 +5,7 @@ import { decideExperiment, decideFeature, indexConfig, type IndexedConfig } from
 import { startDelivery } from './delivery';
 import { rememberExposures } from './exposures';
 import { newIdempotencyKey } from './ids';
-import type { Attributes, Client, ClientOptions, IngestItem, SdkError } from './types';
+import type { Attributes, Client, ClientOptions, Config, IngestItem, SdkError } from './types';
 
 const DEFAULTS = {
   stream: true,
@@ -35,6 +35,7 @@ export function startClient(options: ClientOptions): Client {
   };
 
   let current: IndexedConfig | null = null;
+  const listeners = new Set<(config: Config) => void>();
   let markReady: () => void = () => undefined;
   let refuse: (reason: Error) => void = () => undefined;
   const readiness = new Promise<void>((resolve, reject) => {
@@ -67,6 +68,13 @@ export function startClient(options: ClientOptions): Client {
     onConfig(config) {
       current = indexConfig(config);
       markReady();
+      for (const listener of [...listeners]) {
+        try {
+          listener(config);
+        } catch {
+          // One listener failing must not keep the others, or the SDK, from the new config.
+        }
+      }
     },
     onError(error) {
       // Credentials the service refuses will not work on a retry: ready() says so at once.
@@ -121,6 +129,10 @@ export function startClient(options: ClientOptions): Client {
       await delivery.close(closeOptions?.timeoutMs);
     },
     config: () => current?.config ?? null,
+    subscribe(listener) {
+      listeners.add(listener);
+      return () => void listeners.delete(listener);
+    },
     stats: () => delivery.stats(),
   };
 }
