@@ -58,7 +58,7 @@ describe.each(engines)('flag rules on %s', (engine) => {
       const read = await team.api.GET('/api/teams/{team}/features/{feature}', { params: { path: { team: team.id, feature: 'banner' } } });
       expect(read.data?.data.rules).toEqual(rules);
       const config = await team.ingest.GET('/api/teams/{team}/config', { params: { path: { team: team.id } } });
-      expect(config.data?.data.features).toEqual([{ key: 'banner', enabled: true, value: 'default', rules }]);
+      expect(config.data?.data.features).toEqual([{ key: 'banner', type: 'string', enabled: true, value: 'default', rules }]);
     });
 
     it('when a flag is created without rules, then it has none and serves its own value', async () => {
