@@ -61,13 +61,12 @@ export async function createFeature(db: Db, team: TeamRow, input: FeatureCreate)
 }
 
 export async function updateFeature(db: Db, team: TeamRow, key: string, input: FeatureUpdate): Promise<Feature> {
-  const feature = await requireFeature(db, team, key);
-  checkValues({
-    type: input.type ?? feature.type,
-    value: input.value === undefined ? { text: feature.value, given: false } : { text: input.value, given: true },
-    rules: input.rules ? { list: input.rules, given: true } : { list: store.rulesOf(feature), given: false },
-  });
+  checkUpdate(await requireFeature(db, team, key), input);
   const row = await changingConfig(db, team.id, async (trx) => {
+    // Read again under the team's lock: what another update stored since the first read counts.
+    const feature = await store.findFeature(trx, team.id, key);
+    if (!feature) throw new NotFound(`Feature '${key}' of team ${team.id} was deleted by another request while this one was updating it; nothing was changed.`);
+    checkUpdate(feature, input);
     const patterns = input.rules ? await checkRules(trx, team, input.rules) : [];
     await requireRoomForValue(trx, team, flagText(input.value === undefined ? feature.value : input.value, input.rules ?? store.rulesOf(feature)), feature.id);
     checkPatterns(patterns);
@@ -75,8 +74,16 @@ export async function updateFeature(db: Db, team: TeamRow, key: string, input: F
     const changes = { ...fields, ...(rules ? { rules: rulesText(rules) } : {}), updated_at: now() };
     return onDuplicate(store.updateFeature(trx, feature.id, team.id, changes), () => duplicateKey(team, input.key ?? key));
   });
-  if (!row) throw new NotFound(`Feature '${key}' of team ${team.id} was deleted by another request while this one was updating it; nothing was changed.`);
-  return store.toFeature(row);
+  return store.toFeature(row!);
+}
+
+/** 400 when the update's values, with the flag's own where the update leaves them, do not read as the flag's type. */
+function checkUpdate(feature: store.FeatureRow, input: FeatureUpdate): void {
+  checkValues({
+    type: input.type ?? feature.type,
+    value: input.value === undefined ? { text: feature.value, given: false } : { text: input.value, given: true },
+    rules: input.rules ? { list: input.rules, given: true } : { list: store.rulesOf(feature), given: false },
+  });
 }
 
 export async function deleteFeature(db: Db, team: TeamRow, key: string): Promise<Feature> {

@@ -557,8 +557,9 @@ describe.each(engines)('a flag deleted while it is being updated, on %s', (engin
       holder.exec('BEGIN IMMEDIATE');
       return {
         remove: async (key: string) => void holder.prepare('delete from features where team_id = ? and key = ?').run(teamId, key),
-        // SQLite cannot tell who waits for its lock: the update gets a second to reach it.
-        waiter: async () => sleep(1000).then(() => true),
+        setRules: async (key: string, rules: string) => void holder.prepare('update features set rules = ? where team_id = ? and key = ?').run(rules, teamId, key),
+        // SQLite cannot tell who waits for its lock: the update gets 2.5 s to reach it (a loaded machine took more than one; the server's busy timeout is 5 s).
+        waiter: async () => sleep(2500).then(() => true),
         release: async () => {
           holder.exec('COMMIT');
           holder.close();
@@ -571,6 +572,7 @@ describe.each(engines)('a flag deleted while it is being updated, on %s', (engin
     await holder.query('select pg_advisory_xact_lock($1, $2)', [0x6261, teamId]);
     return {
       remove: async (key: string) => void (await holder.query('delete from features where team_id = $1 and key = $2', [teamId, key])),
+      setRules: async (key: string, rules: string) => void (await holder.query('update features set rules = $1 where team_id = $2 and key = $3', [rules, teamId, key])),
       /**
        * Whether another session waits for this team's lock in this database (the update, past its
        * read): polled for up to 10 s. pg_locks spans the cluster, where other tests wait for locks too.
@@ -624,4 +626,39 @@ describe.each(engines)('a flag deleted while it is being updated, on %s', (engin
       await cleanup();
     }
   });
+
+  it("when another update stores rules after this update read the flag, then the team's flag-characters limit counts them (409, nothing stored)", async () => {
+    // Arrange: a team whose flags leave 2 144 characters of room, and a flag without rules
+    const { storageEnv, cleanup } = await freshStorage(engine);
+    try {
+      const server = await startChild(storageEnv);
+      const team = await createTeamAt(storageEnv, 'Raced limits');
+      const { api } = clientsOf(server.baseUrl, team);
+      const path = { team: team.id };
+      for (let i = 0; i < 26; i++) {
+        expect((await api.POST('/api/teams/{team}/features', { params: { path }, body: { key: `big${i}`, value: 'v'.repeat(10_000) } })).response.status).toBe(200);
+      }
+      expect((await api.POST('/api/teams/{team}/features', { params: { path }, body: { key: 'raced' } })).response.status).toBe(200);
+      const one = { path: { team: team.id, feature: 'raced' } };
+
+      // Act: the value update has read the flag (no rules) when rules of 1 000 characters are stored under the lock it waits for
+      const lock = await holdTeamLock(storageEnv, team.id);
+      const update = api.PUT('/api/teams/{team}/features/{feature}', { params: one, body: { value: 'x'.repeat(2_000) } });
+      const waited = await lock.waiter();
+      await lock.setRules('raced', JSON.stringify([{ type: 'rollout', percentage: 10, value: 'r'.repeat(1_000) }]));
+      await lock.release();
+      const { response, error } = await update;
+
+      // Assert: 2 000 + the stored rules do not fit beside 260 000 characters: refused, the value unchanged
+      expect(waited, 'the update waited for the team lock').toBe(true);
+      expectProblem(response, error, 409, 'Conflict');
+      const stored = await api.GET('/api/teams/{team}/features/{feature}', { params: one });
+      expect(stored.data?.data.value ?? null).toBeNull();
+      expect(stored.data?.data.rules).toHaveLength(1);
+    } finally {
+      await stopAllChildren();
+      await cleanup();
+    }
+  });
 });
+
