@@ -58,6 +58,7 @@ const VALUES: Record<string, unknown> = {
   hash_version: 1,
   // What an evaluation answers (beside experiments), sent back as if it were input.
   features: {},
+  experiment_reasons: {},
   created_at: '2020-01-01T00:00:00.000Z',
   updated_at: '2020-01-01T00:00:00.000Z',
   started_at: '2020-01-01T00:00:00.000Z',
