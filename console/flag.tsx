@@ -20,7 +20,7 @@ export function FlagPage({ session, flagKey }: { session: Session; flagKey: stri
         <a href="#/flags">Flags</a> /
       </p>
       <h1>{flag.key}</h1>
-      <FlagForm key={flag.updated_at} session={session} flag={flag} onSaved={answer.reload} />
+      <FlagForm session={session} flag={flag} onSaved={answer.reload} />
       <TryParticipant session={session} flag={flag.key} />
     </>
   );
