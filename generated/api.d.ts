@@ -1499,6 +1499,8 @@ export interface components {
          *         "lower": 0.0062,
          *         "upper": 0.216
          *       },
+         *       "chance_to_beat_control": 0.9857,
+         *       "relative_chance_to_beat_control": 0.9811,
          *       "minimum_detectable_effect": 0.2558,
          *       "participants_needed": null
          *     }
@@ -1528,6 +1530,10 @@ export interface components {
             relative_p_value: components["schemas"]["NullableNumber"];
             /** @description 95 % interval of the relative uplift; null when `relative_uplift` is. */
             relative_interval: components["schemas"]["Interval"];
+            /** @description Bayesian `P(m_V > m_C)` on the absolute difference, with a flat prior: the posterior of `m_V − m_C` is normal, centred on `difference` with sd `standard_error`, so this is `Φ(difference / standard_error)` (the standard normal, not t — GrowthBook gbstats' effect Bayesian test without a prior). It says which mean is higher, whatever the event's direction: for an event whose `direction` is `decrease`, the variant's chance to be better is `1 −` this. Null when `difference` is. */
+            chance_to_beat_control: components["schemas"]["NullableNumber"];
+            /** @description The same on the relative uplift: `Φ(relative_uplift / relative_standard_error)`, the mass above 0 of a normal posterior for `m_V/m_C − 1` under a flat prior (gbstats' default, the relative effect). It differs from `chance_to_beat_control` because the delta-method SE counts the control mean's own noise. Null when `relative_uplift` is. */
+            relative_chance_to_beat_control: components["schemas"]["NullableNumber"];
             /** @description The smallest |difference| of means the current sample detects with 80 % power at α = 0.05 two-sided: `(1.959964 + 0.841621) · SE`. Null when `standard_error` is. */
             minimum_detectable_effect: components["schemas"]["NullableNumber"];
             /**
@@ -3452,6 +3458,8 @@ export interface components {
                  *                 "lower": 0.0062,
                  *                 "upper": 0.216
                  *               },
+                 *               "chance_to_beat_control": 0.9857,
+                 *               "relative_chance_to_beat_control": 0.9811,
                  *               "minimum_detectable_effect": 0.2558,
                  *               "participants_needed": 0
                  *             }

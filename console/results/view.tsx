@@ -167,6 +167,7 @@ function MeansTable({ event }: { event: EventResults }) {
     { head: 'difference', cell: (v) => (v.control ? '—' : signed(v.decision?.difference)) },
     { head: `always-valid 95${NBSP}%`, cell: (v) => (v.control ? '—' : interval(v.decision?.confidence_sequence ?? null, (x) => signed(x))) },
     { head: 'relative', cell: (v) => (v.control || v.statistics.means?.relative_uplift == null ? '—' : percent(v.statistics.means.relative_uplift, 1)) },
+    { head: 'chance to beat', cell: (v) => (v.control ? '—' : percent(v.statistics.means?.chance_to_beat_control ?? null, 1, true)) },
   ];
   return <Table columns={columns} variants={event.variants} className="means" />;
 }

@@ -4,6 +4,7 @@
  * enough for Welch's test on the difference and for the delta method on the relative uplift
  * (GrowthBook gbstats' `frequentist_variance`; Welch, Biometrika 34, 1947).
  */
+import normalCdf from '@stdlib/stats-base-dists-normal-cdf';
 import tCdf from '@stdlib/stats-base-dists-t-cdf';
 import tQuantile from '@stdlib/stats-base-dists-t-quantile';
 import type { Interval } from './statistics';
@@ -38,6 +39,10 @@ export interface MeanComparison {
   relativeStandardError: number | null;
   relativePValue: number | null;
   relativeInterval: Interval | null;
+  /** P(m_V > m_C) under a flat prior: Φ(difference / SE). */
+  chanceToBeatControl: number;
+  /** P(m_V/m_C − 1 > 0) under a flat prior on the relative uplift: Φ(uplift / SE); null when the uplift is. */
+  relativeChanceToBeatControl: number | null;
 }
 
 /** The arm's mean and sample variance; null without participants. */
@@ -83,6 +88,8 @@ function welchDegreesOfFreedom(termV: number, nV: number, termC: number, nC: num
   return (termV + termC) ** 2 / (termV ** 2 / (nV - 1) + termC ** 2 / (nC - 1));
 }
 
+const chanceAbove0 = (estimate: number, standardError: number): number => normalCdf(estimate / standardError, 0, 1);
+
 const twoSided = (t: number, dof: number): number => 2 * tCdf(-Math.abs(t), dof);
 
 /**
@@ -91,7 +98,9 @@ const twoSided = (t: number, dof: number): number => 2 * tCdf(-Math.abs(t), dof)
  * relative uplift m_V/m_C − 1 with the delta-method SE √(s_V²/(m_C² n_V) + s_C² m_V²/(m_C⁴ n_C)),
  * tested and bounded with the same degrees of freedom. Null when an arm has fewer than 2
  * participants or both variances are 0; the relative figures are null unless m_C > 0 (a ratio to a
- * mean that is 0 or negative has no meaning as an uplift).
+ * mean that is 0 or negative has no meaning as an uplift). The chances to beat the control are
+ * gbstats' effect Bayesian test with a flat prior: the posterior of the effect is normal around
+ * the estimate with its SE, and the chance is its mass above 0.
  */
 export function compareMeans(arm: MeanArm, control: MeanArm, confidence = 0.95): MeanComparison | null {
   const v = summarise(arm);
@@ -114,6 +123,8 @@ export function compareMeans(arm: MeanArm, control: MeanArm, confidence = 0.95):
     relativeStandardError: null,
     relativePValue: null,
     relativeInterval: null,
+    chanceToBeatControl: chanceAbove0(difference, standardError),
+    relativeChanceToBeatControl: null,
   };
   if (c.mean > 0) {
     const relative = difference / c.mean;
@@ -123,6 +134,7 @@ export function compareMeans(arm: MeanArm, control: MeanArm, confidence = 0.95):
       relativeStandardError: relativeSe,
       relativePValue: relativeSe > 0 ? twoSided(relative / relativeSe, degreesOfFreedom) : null,
       relativeInterval: { lower: relative - quantile * relativeSe, upper: relative + quantile * relativeSe },
+      relativeChanceToBeatControl: relativeSe > 0 ? chanceAbove0(relative, relativeSe) : null,
     });
   }
   return result;

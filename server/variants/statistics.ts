@@ -117,6 +117,8 @@ function meanStatistics(arm: MeanArm, control: MeanArm, isControl: boolean, mini
     relative_standard_error: comparison?.relativeStandardError ?? null,
     relative_p_value: comparison?.relativePValue ?? null,
     relative_interval: comparison?.relativeInterval ?? null,
+    chance_to_beat_control: comparison?.chanceToBeatControl ?? null,
+    relative_chance_to_beat_control: comparison?.relativeChanceToBeatControl ?? null,
     minimum_detectable_effect: minimumDetectableEffect(comparison?.standardError ?? null),
     participants_needed: comparison
       ? participantsNeededForRelative({ participants: arm.participants, variance: own!.variance }, { participants: control.participants, variance: controlSummary!.variance }, controlSummary!.mean, minimumEffect)

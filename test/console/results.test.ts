@@ -101,6 +101,8 @@ describe.skipIf(!hasChromium)("the console's results view", () => {
       // The difference chart: the decision's difference and its sequence
       const row = view.locator('svg.forest g.row[data-variant=treatment]');
       if (treatment.decision!.difference !== null && treatment.decision!.confidence_sequence) expect(Number(await row.locator('circle.estimate').getAttribute('data-difference'))).toBe(treatment.decision!.difference);
+      const chance = treatment.statistics.means?.chance_to_beat_control;
+      if (event.metric === 'mean') expect(await view.locator('tr[data-variant=treatment] td[data-label="chance to beat"]').innerText()).toMatch(chance == null ? /^—$/ : /\d\s%$/);
       // No "p (Welch)" and no second table of rates above a count event's means
       expect(await view.locator('table').count()).toBe(1);
     }

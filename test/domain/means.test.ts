@@ -119,13 +119,15 @@ describe('compareMeans — Welch and the delta method', () => {
     expect(result.degreesOfFreedom).toBeCloseTo(e.degreesOfFreedom!, 3);
     expect(result.pValue).toBeCloseTo(e.pValue!, DECIMALS);
     expectInterval(result.interval, e.interval);
+    expect(result.chanceToBeatControl).toBeCloseTo(e.chanceToBeatControl!, DECIMALS);
     if (e.relativeUplift === null) {
-      expect([result.relativeUplift, result.relativeStandardError, result.relativePValue, result.relativeInterval]).toEqual([null, null, null, null]);
+      expect([result.relativeUplift, result.relativeStandardError, result.relativePValue, result.relativeInterval, result.relativeChanceToBeatControl]).toEqual([null, null, null, null, null]);
     } else {
       expect(result.relativeUplift).toBeCloseTo(e.relativeUplift!, DECIMALS);
       expect(result.relativeStandardError).toBeCloseTo(e.relativeStandardError!, DECIMALS);
       expect(result.relativePValue).toBeCloseTo(e.relativePValue!, DECIMALS);
       expectInterval(result.relativeInterval, e.relativeInterval);
+      expect(result.relativeChanceToBeatControl).toBeCloseTo(e.relativeChanceToBeatControl!, DECIMALS);
     }
     expect(minimumDetectableEffect(result.standardError)).toBeCloseTo(e.minimumDetectableEffect!, DECIMALS);
   });

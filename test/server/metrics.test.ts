@@ -210,6 +210,9 @@ describe.each(engines)('count and value metrics on %s', (engine) => {
     ] as const) {
       expect(actual).toBeCloseTo(expected, 4);
     }
+    // Φ(0.2 / 0.0913) and Φ(0.1111 / 0.0535): the normal posterior's mass above 0, absolute and relative.
+    expect(means.chance_to_beat_control).toBeCloseTo(0.9857, 3);
+    expect(means.relative_chance_to_beat_control).toBeCloseTo(0.9811, 3);
     expect(statistics.data!.data.events.find((e) => e.event === 'purchase')!.means).toBeNull();
     const inResults = results.data!.data.events.find((e) => e.event === 'revenue')!.variants.find((v) => v.variant === 'treatment')!;
     expect(inResults.statistics).toEqual(revenue);

@@ -52,6 +52,8 @@ const EMPTY_MEANS = {
   relative_standard_error: null,
   relative_p_value: null,
   relative_interval: null,
+  chance_to_beat_control: null,
+  relative_chance_to_beat_control: null,
   minimum_detectable_effect: null,
   participants_needed: null,
 };

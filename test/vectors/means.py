@@ -100,6 +100,10 @@ for (nc, sc, s2c, nv, sv, s2v) in [(500, 900, 2600, 500, 1000, 3100), (400, 2000
             'relativeUplift': r(rel), 'relativeStandardError': r(rse), 'relativePValue': None if rel is None else r(t_two_sided(rel / rse, dof)),
             'relativeInterval': None if rel is None else {'lower': r(rel - q * rse), 'upper': r(rel + q * rse)},
             'minimumDetectableEffect': r((Z975 + Z80) * se),
+            # gbstats' effect Bayesian test with a flat prior: the posterior of the effect is normal, centred on the
+            # estimate with the frequentist SE, and the chance to beat the control is its mass above 0.
+            'chanceToBeatControl': r(phi(d / se)),
+            'relativeChanceToBeatControl': None if rel is None else r(phi(rel / rse)),
         },
     })
 
