@@ -9,7 +9,7 @@ import type { ConfigStreams } from './streams';
 
 /** How often a comment line keeps an idle stream alive, and the team's version is looked at again. */
 export const KEEP_ALIVE_MS = 15_000;
-/** What a client may leave unread before its stream is ended: it is not reading, or far too slowly. */
+/** What a client may leave unread before its stream is cut off: it is not reading, or far too slowly. */
 const MAX_UNREAD_BYTES = 4 * 1024 * 1024;
 
 /** The config's entity tag, as GET …/config answers it and as a stream's message `id`. */
@@ -39,13 +39,26 @@ export function serveConfigStream({ storage, configs, identify, streams }: Strea
   let checking = false;
   let checkAgain = false;
 
-  const end = () => {
-    if (ended) return;
+  /** Stops sending and frees the stream's slot; false when it was stopped already. */
+  const stop = (): boolean => {
+    if (ended) return false;
     ended = true;
     clearInterval(keepAlive);
     unsubscribe();
     release();
-    res.end();
+    return true;
+  };
+  const end = () => {
+    if (stop()) res.end();
+  };
+  /**
+   * Ends the stream with its connection at once, what it has not sent dropped (a TCP reset):
+   * `end` would leave the socket, and all it holds, alive until the client reads — past its slot.
+   */
+  const cutOff = () => {
+    if (!stop()) return;
+    if (res.socket) res.socket.resetAndDestroy();
+    else res.destroy();
   };
   const release = streams.admit(credential.hash, { end });
 
@@ -61,7 +74,7 @@ export function serveConfigStream({ storage, configs, identify, streams }: Strea
     if (ended) return;
     if (res.destroyed) return end();
     res.write(text);
-    if (res.writableLength > MAX_UNREAD_BYTES) end();
+    if (res.writableLength > MAX_UNREAD_BYTES) cutOff();
   };
 
   /** Sends the config if the team's version moved since the last one sent; one look at a time, the last request kept. */

@@ -1,0 +1,100 @@
+import { readFileSync } from 'node:fs';
+import { connect, type Socket } from 'node:net';
+import { afterEach, describe, expect, it } from 'vitest';
+import { engines, useServer } from '../support/engines';
+import type { TestTeam } from '../support/server';
+
+/** Streams one credential may hold open on a server process (CONFIG_STREAMS_PER_CREDENTIAL's default). */
+const PER_CREDENTIAL = 10;
+const WITHIN = { timeout: 30_000, interval: 50 };
+
+/** A stream opened over a raw connection whose client reads the answer's head and then nothing more. */
+interface RawStream {
+  socket: Socket;
+  /** The client's port: the server's socket of this connection has it as its remote port. */
+  port: number;
+  status: number;
+  /** Set once the connection is closed on the client's side. */
+  closed: boolean;
+  /** Bytes read once reading resumed. */
+  readLater: number;
+}
+
+const opened: RawStream[] = [];
+afterEach(() => {
+  for (const stream of opened.splice(0)) stream.socket.destroy();
+});
+
+/** Opens the team's config stream and stops reading as soon as the status line is in. */
+function openUnread(baseUrl: string, team: TestTeam): Promise<RawStream> {
+  const { hostname, port } = new URL(baseUrl);
+  return new Promise((resolve, reject) => {
+    const socket = connect(Number(port), hostname, () => {
+      socket.write(`GET /api/teams/${team.id}/config/stream HTTP/1.1\r\nHost: ${hostname}\r\nAuthorization: Bearer ${team.ingestKey}\r\nConnection: close\r\n\r\n`);
+    });
+    const stream = { socket, closed: false, readLater: 0 } as RawStream;
+    socket.on('error', reject); // a reset closes it too
+    socket.once('close', () => (stream.closed = true));
+    socket.once('data', (chunk) => {
+      socket.pause();
+      socket.on('data', (later) => (stream.readLater += later.length));
+      stream.port = socket.localPort!;
+      stream.status = Number(/^HTTP\/1\.1 (\d{3}) /.exec(chunk.toString('latin1'))?.[1]);
+      opened.push(stream);
+      resolve(stream);
+    });
+  });
+}
+
+/** The server's sockets, in any state but TIME_WAIT, of connections from these client ports (Linux's /proc/net/tcp). */
+function serverSockets(baseUrl: string, clientPorts: number[]): number {
+  const serverPort = Number(new URL(baseUrl).port);
+  const clients = new Set(clientPorts);
+  return readFileSync('/proc/net/tcp', 'utf8')
+    .split('\n')
+    .slice(1)
+    .map((line) => line.trim().split(/\s+/))
+    .filter(([, local, remote, state]) => local && remote && state !== '06')
+    .filter(([, local, remote]) => parseInt(local!.split(':')[1]!, 16) === serverPort && clients.has(parseInt(remote!.split(':')[1]!, 16))).length;
+}
+
+async function flip(team: TestTeam, enabled: boolean): Promise<void> {
+  const { response } = await team.api.PUT('/api/teams/{team}/features/{feature}', { params: { path: { team: team.id, feature: 'big0' } }, body: { enabled } });
+  expect(response.status).toBe(200);
+}
+
+describe.each(engines)('config streams whose clients stop reading, on %s', (engine) => {
+  const server = useServer(engine);
+
+  it('when streams of one key are cut off unread, then each connection is reset at once, and the key never holds more connections than its limit', async () => {
+    // Arrange: a config of about 260 KB, which every flip sends to every open stream
+    const team = await server().newTeam();
+    for (let i = 0; i < 26; i++) {
+      const { response } = await team.api.POST('/api/teams/{team}/features', { params: { path: { team: team.id } }, body: { key: `big${i}`, value: 'v'.repeat(10_000) } });
+      expect(response.status).toBe(200);
+    }
+    const admitted: RawStream[] = [];
+    while (admitted.length < PER_CREDENTIAL) admitted.push(await openUnread(server().baseUrl, team));
+    expect(admitted.map((stream) => stream.status)).toEqual(Array(PER_CREDENTIAL).fill(200));
+
+    // Act: the config changes while nobody reads; whenever the key has a slot again, one more stream takes it
+    for (let flips = 0; admitted.length < PER_CREDENTIAL + 5; flips++) {
+      expect(flips, 'flips before 5 more streams were admitted').toBeLessThan(400);
+      await flip(team, flips % 2 === 0);
+      const another = await openUnread(server().baseUrl, team);
+      if (another.status === 200) admitted.push(another);
+      else another.socket.destroy();
+
+      // Assert: the server never holds more of the key's connections than its limit
+      expect(serverSockets(server().baseUrl, admitted.map((stream) => stream.port))).toBeLessThanOrEqual(PER_CREDENTIAL);
+    }
+
+    // Assert: the connections the server let go are closed for their clients too, and what they
+    // had not read was dropped (more than 4 MiB was held for each when it was cut off)
+    const gone = admitted.filter((stream) => serverSockets(server().baseUrl, [stream.port]) === 0);
+    expect(gone.length).toBeGreaterThanOrEqual(5);
+    for (const stream of gone) stream.socket.resume();
+    await expect.poll(() => gone.every((stream) => stream.closed), WITHIN).toBe(true);
+    for (const stream of gone) expect(stream.readLater).toBeLessThan(4 * 1024 * 1024);
+  });
+});
