@@ -32,9 +32,17 @@ export function TeamPage({ session }: { session: Session }) {
       </dl>
       <h2>Quota</h2>
       <p>
-        {team.ingest_limit === null ? 'No monthly ingest limit.' : `At most ${team.ingest_limit.toLocaleString('en')} accepted ingests per calendar month (UTC); past it, ingests answer 402 and store nothing.`} An operator sets it with{' '}
+        {team.ingest_limit === null
+          ? `No monthly ingest limit; ${team.ingest_used.toLocaleString('en')} ingests accepted this month (UTC).`
+          : `${team.ingest_used.toLocaleString('en')} of ${team.ingest_limit.toLocaleString('en')} accepted ingests used this calendar month (UTC); past the limit, ingests answer 402 and store nothing.`}{' '}
+        An operator sets it with{' '}
         <code>npm run admin -- set-quota --team {team.id} --ingest-limit N|none</code>.
       </p>
+      {team.ingest_limit !== null && (
+        <p>
+          <meter id="quota-used" aria-label="Ingest quota used this month" min={0} max={Math.max(1, team.ingest_limit)} high={0.9 * team.ingest_limit} value={team.ingest_used} />
+        </p>
+      )}
       <h2>Ingest key</h2>
       <p>
         Apps report participants and events, and SDKs read the config, with the team's ingest key (<code>esk_…</code>): it can do nothing else, so it may ship in client code. It is shown only when made. To replace it — say it

@@ -1288,6 +1288,12 @@ export interface components {
              * @example 100000
              */
             ingest_limit: number | null;
+            /**
+             * Format: int64
+             * @description How many ingest requests the team has had accepted this calendar month (UTC), as `ingest_limit` counts them: each accepted single ingest and each accepted batch item counts 1 (a replay answered from its idempotency key counts nothing). It starts again from 0 on the first of each month; refused ingests (402, 4xx) are not counted.
+             * @example 1250
+             */
+            ingest_used: number;
             created_at: components["schemas"]["Timestamp"];
             updated_at: components["schemas"]["Timestamp"];
             /** @description The caller's role in the team, as its API token acts (`viewer` for a read-only token). Always present in answers of this server; optional so that earlier answers still validate. */
@@ -2236,6 +2242,7 @@ export interface components {
                  *         "experiments_count": 1,
                  *         "participants_count": 1000,
                  *         "ingest_limit": null,
+                 *         "ingest_used": 0,
                  *         "created_at": "2026-11-01T08:00:00.000Z",
                  *         "updated_at": "2026-11-01T08:00:00.000Z",
                  *         "events": [
@@ -2298,6 +2305,7 @@ export interface components {
                  *           "experiments_count": 1,
                  *           "participants_count": 1000,
                  *           "ingest_limit": 100000,
+                 *           "ingest_used": 1250,
                  *           "created_at": "2026-11-01T08:00:00.000Z",
                  *           "updated_at": "2026-11-01T08:00:00.000Z"
                  *         }

@@ -4,6 +4,7 @@ import type { MemberRole } from '../auth/member-roles';
 import type { Db } from '../storage/database';
 import type { Database } from '../storage/schema';
 import { iso } from '../storage/values';
+import { quotaMonth } from '../ingest/quota';
 import type { Selectable } from 'kysely';
 
 type Team = components['schemas']['Team'];
@@ -55,15 +56,27 @@ export async function listTeamsOf(db: Db, userId: number, sort: TeamSort, limit:
 }
 
 export async function countsOf(db: Db, teamId: number) {
-  const [events, experiments, participants] = await Promise.all([
+  const [events, experiments, participants, ingestUsed] = await Promise.all([
     countInTeam(db, 'events', teamId),
     countInTeam(db, 'experiments', teamId),
     countInTeam(db, 'participants', teamId),
+    ingestsThisMonth(db, teamId),
   ]);
-  return { events, experiments, participants };
+  return { events, experiments, participants, ingestUsed };
 }
 
-export function toTeam(row: TeamRow, counts: { events: number; experiments: number; participants: number }): Team {
+/** The ingests the team has had accepted this calendar month (UTC), as its quota counts them. */
+async function ingestsThisMonth(db: Db, teamId: number): Promise<number> {
+  const row = await db
+    .selectFrom('ingest_usage')
+    .select('count')
+    .where('team_id', '=', teamId)
+    .where('month', '=', quotaMonth(new Date().toISOString()))
+    .executeTakeFirst();
+  return Number(row?.count ?? 0);
+}
+
+export function toTeam(row: TeamRow, counts: { events: number; experiments: number; participants: number; ingestUsed: number }): Team {
   return {
     id: row.id,
     name: row.name,
@@ -71,6 +84,7 @@ export function toTeam(row: TeamRow, counts: { events: number; experiments: numb
     experiments_count: counts.experiments,
     participants_count: counts.participants,
     ingest_limit: row.ingest_limit,
+    ingest_used: counts.ingestUsed,
     created_at: iso(row.created_at),
     updated_at: iso(row.updated_at),
   };

@@ -1,16 +1,21 @@
 // Every page of the console in Chromium: what a team stored — script tags included — shown as
 // text, never run; axe-core finds no serious or critical violation; nothing scrolls sideways on a
-// 390 px phone; each page is photographed at 1280 and 390 px for docs/console.md.
-import { mkdirSync } from 'node:fs';
+// 390 px phone; each page is photographed at 1280 and 390 px — into docs/console/ for
+// docs/console.md when CONSOLE_SCREENSHOTS=1, else into a scratch folder, so a test run leaves the
+// tracked pictures alone.
+import { mkdirSync, mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { setQuota } from '../../server/admin/service';
 import { expectAccessible, hasChromium, launch, overflows, signIn, watchedPage } from '../support/console';
 import { useServer } from '../support/engines';
 import type { TestTeam } from '../support/server';
 
 const SCRIPT = '<script>alert("stored")</script><img src=x onerror=alert(1)>';
-const shots = fileURLToPath(new URL('../../docs/console/', import.meta.url));
+const shots = process.env.CONSOLE_SCREENSHOTS === '1' ? fileURLToPath(new URL('../../docs/console/', import.meta.url)) : `${mkdtempSync(join(tmpdir(), 'console-shots-'))}/`;
 
 /** Each page, by its hash, and what shows it is drawn. */
 const PAGES = [
@@ -50,6 +55,7 @@ describe.skipIf(!hasChromium)('the console, page by page', () => {
       }),
     ];
     for (const step of steps) expect(step.response.status, step.response.url).toBe(200);
+    await setQuota(server().storage.db, team.id, 1000);
     browser = await launch();
   }, 180_000);
   afterAll(async () => void (await browser?.close()));
@@ -71,6 +77,11 @@ describe.skipIf(!hasChromium)('the console, page by page', () => {
       expect(await overflows(page), `${name} at ${width} px`).toEqual({ sideways: 0, outside: [] });
       await page.screenshot({ path: `${shots}${name}-${width}.png`, fullPage: width === 390 ? false : true });
     }
+    // The team page says how much of the quota the month has used
+    await page.goto(`${server().baseUrl}/console#/team`);
+    await page.locator('#quota-used').waitFor();
+    expect(await page.locator('#main').innerText()).toContain('40 of 1,000 accepted ingests used this calendar month');
+    expect(await page.locator('#quota-used').getAttribute('value')).toBe('40');
     // The stored values in editable fields are the text too
     await page.goto(`${server().baseUrl}/console#/flags/banner`);
     expect(await page.locator('.field[data-path="/body/value"] input').inputValue()).toBe(SCRIPT);

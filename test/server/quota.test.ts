@@ -30,6 +30,11 @@ async function participantStatus(team: TestTeam, key: string): Promise<number> {
   return response.status;
 }
 
+async function ingestUsed(team: TestTeam): Promise<number> {
+  const { data } = await team.api.GET('/api/teams/{team}', { params: { path: { team: team.id } } });
+  return data!.data.ingest_used;
+}
+
 async function participantsCount(team: TestTeam): Promise<number> {
   const { data } = await team.api.GET('/api/teams/{team}', { params: { path: { team: team.id } } });
   return data!.data.participants_count;
@@ -97,6 +102,20 @@ describe.each(engines)('ingest quota on %s', (engine) => {
     expect(updated.ingest_limit).toBeNull();
     for (let i = 0; i < 20; i++) expect((await tryIngest(team, { participant: `user-${i}` })).response.status).toBe(200);
     expect(await participantsCount(team)).toBe(21);
+  });
+
+  it('when ingests are accepted, refused or sent as a batch, then the team shows what its quota counted this month', async () => {
+    const team = await server().newTeam();
+    await setQuota(server().storage.db, team.id, 4);
+    expect(await ingestUsed(team)).toBe(0);
+    for (const key of ['a', 'b']) expect((await tryIngest(team, { participant: key })).response.status).toBe(200);
+    expect((await tryIngest(team, { participant: 'x', event: 'nope' })).response.status).toBe(404);
+    expect(await ingestUsed(team)).toBe(2);
+    const batch = await team.ingest.POST('/api/teams/{team}/ingest/batch', { params: { path: { team: team.id } }, body: { items: [{ participant: 'c' }, { participant: 'd' }, { participant: 'e' }] } });
+    expect(batch.data!.data.map((item) => item.status)).toEqual([200, 200, 402]);
+    expect(await ingestUsed(team)).toBe(4);
+    expect((await tryIngest(team, { participant: 'f' })).response.status).toBe(402);
+    expect(await ingestUsed(team)).toBe(4);
   });
 
   it('when the limit is raised, then the ingests already counted still count', async () => {
