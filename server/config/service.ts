@@ -7,21 +7,46 @@ import { toExperiment } from '../experiments/store';
 import { runningWithVariants } from '../variants/store';
 
 export type Config = components['schemas']['Config'];
-export type TeamConfigs = ConfigVersionCache<Config>;
+/**
+ * Each team's config at its current version, built once per version in this process: readers
+ * that ask while it is being built (every stream of the team, at a change) wait for that build,
+ * so they share one config object — and what is made of it, such as a stream's message.
+ */
+export class TeamConfigs {
+  readonly #built: ConfigVersionCache<Config>;
+  /** The build under way for a team, if any; gone once it settles. */
+  readonly #building = new Map<number, { version: number; config: Promise<Config> }>();
+
+  /** At most `teams` teams' configs (CACHE_TEAMS); one more starts the cache over. */
+  constructor(teams?: number) {
+    this.#built = new ConfigVersionCache<Config>(teams);
+  }
+
+  async current(db: Db, team: TeamRow): Promise<Config> {
+    const built = this.#built.get(team.id, team.config_version);
+    if (built) return built;
+    const building = this.#building.get(team.id);
+    if (building?.version === team.config_version) return building.config;
+    const config = teamConfig(db, team);
+    this.#building.set(team.id, { version: team.config_version, config });
+    try {
+      const value = await config;
+      this.#built.set(team.id, team.config_version, value);
+      return value;
+    } finally {
+      if (this.#building.get(team.id)?.config === config) this.#building.delete(team.id);
+    }
+  }
+}
 
 /** At most `teams` teams' configs (CACHE_TEAMS); one more starts the cache over. */
 export function teamConfigs(teams?: number): TeamConfigs {
-  return new ConfigVersionCache<Config>(teams);
+  return new TeamConfigs(teams);
 }
 
 /** The team's config at its current version, built once per version. */
-export async function currentConfig(db: Db, configs: TeamConfigs, team: TeamRow): Promise<Config> {
-  let config = configs.get(team.id, team.config_version);
-  if (!config) {
-    config = await teamConfig(db, team);
-    configs.set(team.id, team.config_version, config);
-  }
-  return config;
+export function currentConfig(db: Db, configs: TeamConfigs, team: TeamRow): Promise<Config> {
+  return configs.current(db, team);
 }
 
 /** Running experiments and every feature flag: what an SDK needs to assign and flag locally. */

@@ -4,7 +4,7 @@ import { HttpError } from '../http/errors';
 import type { Storage } from '../storage/database';
 import { requireTeam } from '../teams/access';
 import type { TeamRow } from '../teams/store';
-import { currentConfig, type TeamConfigs } from './service';
+import { currentConfig, type Config, type TeamConfigs } from './service';
 import type { ConfigStreams } from './streams';
 
 /** How often a comment line keeps an idle stream alive, and the team's version is looked at again. */
@@ -15,6 +15,19 @@ const MAX_UNREAD_BYTES = 4 * 1024 * 1024;
 /** The config's entity tag, as GET …/config answers it and as a stream's message `id`. */
 export function etagOf(team: Pick<TeamRow, 'id' | 'config_version'>): string {
   return `"${team.id}.${team.config_version}"`;
+}
+
+/** Each config's message, made once: every stream of the team sends (and, unread, holds) the same string. */
+const messages = new WeakMap<Config, string>();
+
+/** The `config` message of the team's config at its version (`config` is the one built for it). */
+function messageOf(team: TeamRow, config: Config): string {
+  let message = messages.get(config);
+  if (message === undefined) {
+    message = `event: config\nid: ${etagOf(team)}\ndata: ${JSON.stringify({ data: config })}\n\n`;
+    messages.set(config, message);
+  }
+  return message;
 }
 
 export interface StreamContext {
@@ -92,10 +105,10 @@ export function serveConfigStream({ storage, configs, identify, streams }: Strea
         current = undefined;
         if (!row || ended) return end();
         if (row.config_version === sentVersion) continue;
-        const config = await currentConfig(storage.db, configs, row);
+        const message = messageOf(row, await currentConfig(storage.db, configs, row));
         if (ended) return;
         sentVersion = row.config_version;
-        write(`event: config\nid: ${etagOf(row)}\ndata: ${JSON.stringify({ data: config })}\n\n`);
+        write(message);
       } while (checkAgain && !ended);
     } catch {
       // Storage does not answer: the next signal or keep-alive looks again.

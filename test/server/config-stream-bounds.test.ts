@@ -1,7 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { connect, type Socket } from 'node:net';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { engines, useServer } from '../support/engines';
+import { openConfigStream, type StreamReader } from '../support/event-stream';
 import type { TestTeam } from '../support/server';
 
 /** Streams one credential may hold open on a server process (CONFIG_STREAMS_PER_CREDENTIAL's default). */
@@ -21,8 +22,11 @@ interface RawStream {
 }
 
 const opened: RawStream[] = [];
-afterEach(() => {
+const readers: StreamReader[] = [];
+afterEach(async () => {
   for (const stream of opened.splice(0)) stream.socket.destroy();
+  await Promise.all(readers.splice(0).map((reader) => reader.close()));
+  vi.restoreAllMocks();
 });
 
 /** Opens the team's config stream and stops reading as soon as the status line is in. */
@@ -96,5 +100,37 @@ describe.each(engines)('config streams whose clients stop reading, on %s', (engi
     for (const stream of gone) stream.socket.resume();
     await expect.poll(() => gone.every((stream) => stream.closed), WITHIN).toBe(true);
     for (const stream of gone) expect(stream.readLater).toBeLessThan(4 * 1024 * 1024);
+  });
+});
+
+describe.each(engines)('config streams of one team, on %s', (engine) => {
+  const server = useServer(engine);
+
+  it('when a flag changes three times with 8 streams open, then each config version is serialised once in the process, not once per stream', async () => {
+    // Arrange: 8 streams that have the current config
+    const team = await server().newTeam();
+    const { response } = await team.api.POST('/api/teams/{team}/features', { params: { path: { team: team.id } }, body: { key: 'big0', value: 'on' } });
+    expect(response.status).toBe(200);
+    // JSON.stringify, watched (and still called): what turns a config of the team into text
+    const stringify = vi.spyOn(JSON, 'stringify');
+    for (let i = 0; i < 8; i++) {
+      const { stream } = await openConfigStream(server().baseUrl, team.id, team.ingestKey);
+      readers.push(stream!);
+    }
+    const lastIds = () => readers.map((reader) => reader.configs().at(-1)?.id);
+    await expect.poll(() => new Set(lastIds()).size === 1 && lastIds()[0] !== undefined, WITHIN).toBe(true);
+
+    // Act: three changes, each waited for on every stream
+    for (const enabled of [true, false, true]) {
+      const before = lastIds()[0];
+      await flip(team, enabled);
+      await expect.poll(() => lastIds().every((id) => id !== before) && new Set(lastIds()).size === 1, WITHIN).toBe(true);
+    }
+
+    // Assert: as many serialisations of the team's config as versions sent, whatever the streams
+    const versions = new Set(readers.flatMap((reader) => reader.configs().map((config) => config.id)));
+    const serialised = stringify.mock.calls.filter(([value]) => (value as { data?: { team?: number } } | undefined)?.data?.team === team.id);
+    expect(versions.size).toBeGreaterThanOrEqual(4);
+    expect(serialised).toHaveLength(versions.size);
   });
 });
