@@ -134,17 +134,20 @@ export function ConditionEditor({ value, onChange, problem, path }: { value: Con
         aria-invalid={rawProblem !== undefined || serverProblem !== undefined}
         aria-describedby={`${path}-json-problem`}
         onInput={(e) => {
-          const text = e.currentTarget.value;
-          setRaw(text);
+          const field = e.currentTarget;
+          setRaw(field.value);
           try {
-            const parsed = JSON.parse(text) as unknown;
+            const parsed = JSON.parse(field.value) as unknown;
             if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) throw new Error('a condition is a JSON object');
             setRawProblem(undefined);
+            field.setCustomValidity('');
             const back = rowsOf(parsed as Condition);
             if (back) (setRows(back.rows), setMode(back.mode));
             onChange(parsed as Condition);
           } catch (error) {
+            // The form is not sent while the text is not a condition: saving would store the last valid one instead.
             setRawProblem((error as Error).message);
+            field.setCustomValidity(`Not a condition: ${(error as Error).message}`);
           }
         }}
       />

@@ -40,6 +40,8 @@ export function EventsPage({ session }: { session: Session }) {
   );
 }
 
+const notANumber = (path: string, text: string): Problem => ({ type: 'about:blank', title: 'Bad Request', status: 400, detail: 'A field is not a number.', errors: [{ path, message: `"${text}" is not a number: write one, or leave it empty for none` }] });
+
 function EventForm({ session, event, onSaved }: { session: Session; event?: Event; onSaved: () => void }) {
   const [problem, setProblem] = useState<Problem>();
   const team = session.team.id;
@@ -50,6 +52,7 @@ function EventForm({ session, event, onSaved }: { session: Session; event?: Even
         const form = submitted.currentTarget as HTMLFormElement;
         const data = new FormData(form);
         const cap = String(data.get('cap')).trim();
+        if (cap !== '' && !Number.isFinite(Number(cap))) return setProblem(notANumber('/body/cap', cap));
         const body = {
           key: String(data.get('key')),
           description: String(data.get('description')),

@@ -154,6 +154,8 @@ function RuleFields({ rule, index, problem, onChange }: { rule: Rule; index: num
                   setVariantsText(e.currentTarget.value);
                   const parsed = parseJson(e.currentTarget.value);
                   setVariantsProblem(parsed.error);
+                  // Not sent while it does not parse, as the conditions' JSON
+                  e.currentTarget.setCustomValidity(parsed.error ?? '');
                   if (parsed.value !== undefined) onChange({ ...rule, variants: parsed.value as Record<string, string> });
                 }}
               />

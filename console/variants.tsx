@@ -2,7 +2,7 @@
 // changing and removing them.
 import { useState } from 'preact/hooks';
 import type { Problem, Schemas, Session } from './session';
-import { asProblem, Field, ProblemBanner } from './ui';
+import { asProblem, Field, ProblemBanner, problemAt } from './ui';
 
 export function Variants({ session, experiment, onChange }: { session: Session; experiment: Schemas['Experiment']; onChange: () => void }) {
   const variants = experiment.variants ?? [];
@@ -39,36 +39,7 @@ export function Variants({ session, experiment, onChange }: { session: Session; 
                   <td data-label="control">{variant.control ? 'yes' : 'no'}</td>
                   {draft && (
                     <td data-label="change">
-                      <form
-                        class="inline"
-                        onSubmit={async (event) => {
-                          event.preventDefault();
-                          const text = String(new FormData(event.currentTarget as HTMLFormElement).get('traffic'));
-                          const changed = await session.api.PUT('/api/teams/{team}/experiments/{experiment}/variants/{variant}', {
-                            params: { path: { ...path, variant: variant.key } },
-                            body: { traffic: text === '' ? null : Number(text) },
-                          });
-                          if (changed.error) return setProblem(asProblem(changed.error, changed.response));
-                          setProblem(undefined);
-                          onChange();
-                        }}
-                      >
-                        <label>
-                          <span class="visually-hidden">Share of {variant.key} in percent</span>
-                          <input name="traffic" type="number" inputMode="numeric" class="short" defaultValue={variant.traffic_auto ? '' : String(variant.traffic)} placeholder="equal" />
-                        </label>
-                        <button type="submit">Set share</button>
-                        <button
-                          type="button"
-                          onClick={async () => {
-                            const removed = await session.api.DELETE('/api/teams/{team}/experiments/{experiment}/variants/{variant}', { params: { path: { ...path, variant: variant.key } } });
-                            if (removed.error) return setProblem(asProblem(removed.error, removed.response));
-                            onChange();
-                          }}
-                        >
-                          Remove
-                        </button>
-                      </form>
+                      <ShareForm session={session} experiment={experiment.key} variant={variant} onChange={onChange} />
                     </td>
                   )}
                 </tr>
@@ -116,5 +87,47 @@ export function Variants({ session, experiment, onChange }: { session: Session; 
       )}
       {!draft && <ProblemBanner problem={problem} />}
     </section>
+  );
+}
+
+/** A draft variant's share, set or removed in its row; the problem shows in the row too. */
+function ShareForm({ session, experiment, variant, onChange }: { session: Session; experiment: string; variant: Schemas['Variant']; onChange: () => void }) {
+  const [problem, setProblem] = useState<Problem>();
+  const path = { team: session.team.id, experiment, variant: variant.key };
+  const id = `share-${variant.key}`;
+  const message = problem && (problemAt(problem, '/body/traffic') ?? problem.detail);
+  return (
+    <form
+      class="inline"
+      onSubmit={async (event) => {
+        event.preventDefault();
+        const text = String(new FormData(event.currentTarget as HTMLFormElement).get('traffic'));
+        const changed = await session.api.PUT('/api/teams/{team}/experiments/{experiment}/variants/{variant}', { params: { path }, body: { traffic: text === '' ? null : Number(text) } });
+        if (changed.error) return setProblem(asProblem(changed.error, changed.response));
+        setProblem(undefined);
+        onChange();
+      }}
+    >
+      <label>
+        <span class="visually-hidden">Share of {variant.key} in percent</span>
+        <input name="traffic" type="number" inputMode="numeric" class="short" defaultValue={variant.traffic_auto ? '' : String(variant.traffic)} placeholder="equal" aria-invalid={message !== undefined} aria-describedby={message ? `${id}-problem` : undefined} />
+      </label>
+      <button type="submit">Set share</button>
+      <button
+        type="button"
+        onClick={async () => {
+          const removed = await session.api.DELETE('/api/teams/{team}/experiments/{experiment}/variants/{variant}', { params: { path } });
+          if (removed.error) return setProblem(asProblem(removed.error, removed.response));
+          onChange();
+        }}
+      >
+        Remove
+      </button>
+      {message && (
+        <p class="field-problem" id={`${id}-problem`}>
+          {message}
+        </p>
+      )}
+    </form>
   );
 }
