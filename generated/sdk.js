@@ -354,7 +354,8 @@ function startConfigSource(options) {
       });
       if (response.status !== 200) {
         await response.body?.cancel().catch(() => void 0);
-        if (response.status !== 304) options.onError({ kind: "config", status: response.status, message: `GET config answered ${response.status}` });
+        if (response.status === 304) options.onCurrent();
+        else options.onError({ kind: "config", status: response.status, message: `GET config answered ${response.status}` });
         return;
       }
       const text = await textUpTo(response, MAX_CONFIG_CHARACTERS);
@@ -386,6 +387,7 @@ function startConfigSource(options) {
         options.onError({ kind: "config", status: response.status, message: `the config stream answered ${response.status}` });
         return response.headers.get("retry-after");
       }
+      if (etag !== null) options.onCurrent();
       const parser = createParser({
         onEvent(message) {
           if (message.event === "config" && apply(message.data, message.id ?? null)) reconnect.reset();
@@ -7923,7 +7925,7 @@ function decideFeature(indexed, key, participant, attributes, now) {
   };
   const evaluation = evaluateFlag(flag, { participant, attributes, now, variantOf });
   const exposures = [];
-  const decision = { value: indexed.typed.get(key).get(evaluation.value) ?? null, reason: evaluation.reason, rule: evaluation.rule, exposures };
+  const decision = { value: indexed.typed.get(key).get(evaluation.value) ?? null, text: evaluation.value, flag, reason: evaluation.reason, rule: evaluation.rule, exposures };
   if (evaluation.reason === "disabled") return decision;
   const rules = flag.rules ?? [];
   const reached = evaluation.rule === null ? rules : rules.slice(0, evaluation.rule + 1);
@@ -8177,6 +8179,15 @@ function startClient(options) {
     }
   };
   let current = null;
+  let status = null;
+  const setStatus = (next) => {
+    if (status === next) return;
+    status = next;
+    try {
+      options.onStatus?.(next);
+    } catch {
+    }
+  };
   const listeners = /* @__PURE__ */ new Set();
   let markReady = () => void 0;
   let refuse = () => void 0;
@@ -8204,8 +8215,10 @@ function startClient(options) {
     requestTimeoutMs: settings.requestTimeoutMs,
     retryBaseMs: settings.retryBaseMs,
     maxRetryDelayMs: settings.maxRetryDelayMs,
+    onCurrent: () => setStatus("current"),
     onConfig(config) {
       current = indexConfig(config);
+      setStatus("current");
       markReady();
       for (const listener of [...listeners]) {
         try {
@@ -8217,6 +8230,7 @@ function startClient(options) {
     onError(error) {
       if (error.kind === "config" && (error.status === 401 || error.status === 403)) refuse(new Error(`the service refused the ingest key (${error.status})`));
       onError(error);
+      setStatus("stale");
     }
   });
   const exposures = rememberExposures(settings.maxExposures);
@@ -8234,15 +8248,24 @@ function startClient(options) {
       return null;
     }
   }
+  function decideAndExpose(key, participant, attributes) {
+    return decided(key, (config) => {
+      const decision = decideFeature(config, key, participant, attributes ?? {}, Date.now());
+      if (!decision) return null;
+      for (const exposure of decision.exposures) expose(participant, attributes, exposure.experiment, exposure.variant);
+      return decision;
+    });
+  }
   return {
     ready: () => readiness,
     feature(key, participant, attributes) {
-      return decided(key, (config) => {
-        const decision = decideFeature(config, key, participant, attributes ?? {}, Date.now());
-        if (!decision) return null;
-        for (const exposure of decision.exposures) expose(participant, attributes, exposure.experiment, exposure.variant);
-        return decision.value;
-      });
+      return decideAndExpose(key, participant, attributes)?.value ?? null;
+    },
+    featureDetails(key, participant, attributes) {
+      const decision = decideAndExpose(key, participant, attributes);
+      if (!decision) return null;
+      const details = { value: decision.value, text: decision.text, flag: decision.flag, reason: decision.reason, rule: decision.rule };
+      return decision.variant ? { ...details, experiment: { key: decision.variant.experiment, variant: decision.variant.key } } : details;
     },
     experiment(key, participant, attributes) {
       return decided(key, (config) => {

@@ -6,7 +6,7 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { build } from 'esbuild';
+import { build, type Plugin } from 'esbuild';
 import openapiTS, { astToString } from 'openapi-typescript';
 import ts from 'typescript';
 import YAML from 'yaml';
@@ -108,9 +108,35 @@ async function compileSdk(types: string): Promise<Record<string, string>> {
   return { 'sdk.js': bundled, 'sdk.d.ts': `// ${HEADER}\n${combined}` };
 }
 
+/**
+ * The OpenFeature providers (sdk/openfeature.ts): bundled without the SDK, which they import from
+ * ./sdk.js at run time (one copy of it in an application), and without OpenFeature, of which they
+ * use types only (its SDKs are the package's optional peers); openfeature.d.ts names the SDK's
+ * types from ./sdk.js and OpenFeature's from @openfeature/core.
+ */
+async function compileOpenFeature(types: string): Promise<Record<string, string>> {
+  const sources = join(root, 'sdk');
+  const entry = join(sources, 'openfeature.ts');
+  const sdkEntry = join(sources, 'index.ts');
+  const bundled = await bundleForAnyPlatform(entry, [
+    {
+      name: 'sdk-from-the-package',
+      setup(builder) {
+        builder.onResolve({ filter: /^\.\/index$/ }, (args) => (resolve(args.resolveDir, args.path) === sdkEntry.replace(/\.ts$/, '') ? { path: './sdk.js', external: true } : undefined));
+      },
+    },
+  ]);
+  if (/from ["']@openfeature\//.test(bundled)) throw new Error('openfeature.js must not import OpenFeature at run time (types only)');
+  let declarations = emitDeclarations(entry, types).get(join(sources, 'openfeature.d.ts')) ?? '';
+  declarations = declarations.replace("from './types'", "from './sdk.js'");
+  if (/from '\.\.?\/(?!sdk\.js')/.test(declarations)) throw new Error(`openfeature.d.ts must name only the SDK's and OpenFeature's types:\n${declarations}`);
+  return { 'openfeature.js': bundled, 'openfeature.d.ts': `// ${HEADER}\n${declarations}` };
+}
+
 /** One ESM file with everything `entry` imports, for Node and browsers (`#sha256` takes its default: @noble/hashes). */
-async function bundleForAnyPlatform(entry: string): Promise<string> {
+async function bundleForAnyPlatform(entry: string, plugins: Plugin[] = []): Promise<string> {
   const { outputFiles } = await build({
+    plugins,
     entryPoints: [entry],
     bundle: true,
     write: false,
@@ -162,6 +188,7 @@ function packageJson(version: string): string {
     exports: {
       '.': { types: './client.d.ts', default: './client.js' },
       './sdk': { types: './sdk.d.ts', default: './sdk.js' },
+      './openfeature': { types: './openfeature.d.ts', default: './openfeature.js' },
       './types': { types: './api.d.ts' },
       './openapi.json': './openapi.json',
       './openapi.yaml': './openapi.yaml',
@@ -170,11 +197,18 @@ function packageJson(version: string): string {
     },
     main: './client.js',
     types: './client.d.ts',
-    files: ['client.js', 'client.d.ts', 'evaluate.js', 'evaluate.d.ts', 'sdk.js', 'sdk.d.ts', 'api.d.ts', 'openapi.json', 'openapi.yaml', 'removed-operations.json', 'README.md', 'LICENSE'],
+    files: ['client.js', 'client.d.ts', 'evaluate.js', 'evaluate.d.ts', 'sdk.js', 'sdk.d.ts', 'openfeature.js', 'openfeature.d.ts', 'api.d.ts', 'openapi.json', 'openapi.yaml', 'removed-operations.json', 'README.md', 'LICENSE'],
     sideEffects: false,
     engines: ours.engines,
     dependencies: { 'openapi-fetch': ours.dependencies['openapi-fetch'] },
-    keywords: ['openapi', 'experimentation', 'a/b testing', 'feature flags', 'client'],
+    // experimentation-api/openfeature's providers: each application installs the SDK it uses (and @openfeature/core, the SDKs' own peer).
+    peerDependencies: {
+      '@openfeature/core': ours.devDependencies['@openfeature/core'],
+      '@openfeature/server-sdk': ours.devDependencies['@openfeature/server-sdk'],
+      '@openfeature/web-sdk': ours.devDependencies['@openfeature/web-sdk'],
+    },
+    peerDependenciesMeta: { '@openfeature/core': { optional: true }, '@openfeature/server-sdk': { optional: true }, '@openfeature/web-sdk': { optional: true } },
+    keywords: ['openapi', 'experimentation', 'a/b testing', 'feature flags', 'client', 'openfeature', 'openfeature-provider'],
   };
   return JSON.stringify(manifest, null, 2) + '\n';
 }
@@ -194,6 +228,7 @@ async function render(): Promise<Record<string, string>> {
     ...evaluator,
     ...compileClient(types, evaluator),
     ...(await compileSdk(types)),
+    ...(await compileOpenFeature(types)),
     'package.json': packageJson(version),
     'README.md': readFileSync(join(packageSources, 'README.md'), 'utf8').replaceAll('{{version}}', version),
     LICENSE: readFileSync(join(packageSources, 'LICENSE'), 'utf8'),

@@ -5,7 +5,7 @@ import { decideExperiment, decideFeature, indexConfig, type IndexedConfig } from
 import { startDelivery } from './delivery';
 import { rememberExposures } from './exposures';
 import { newIdempotencyKey } from './ids';
-import type { Attributes, Client, ClientOptions, Config, IngestItem, SdkError } from './types';
+import type { Attributes, Client, ClientOptions, Config, ConfigStatus, FeatureDetails, IngestItem, SdkError } from './types';
 
 const DEFAULTS = {
   stream: true,
@@ -35,6 +35,16 @@ export function startClient(options: ClientOptions): Client {
   };
 
   let current: IndexedConfig | null = null;
+  let status: ConfigStatus | null = null;
+  const setStatus = (next: ConfigStatus) => {
+    if (status === next) return;
+    status = next;
+    try {
+      options.onStatus?.(next);
+    } catch {
+      // As onError: the application's callback failing must not stop the config.
+    }
+  };
   const listeners = new Set<(config: Config) => void>();
   let markReady: () => void = () => undefined;
   let refuse: (reason: Error) => void = () => undefined;
@@ -65,8 +75,10 @@ export function startClient(options: ClientOptions): Client {
     requestTimeoutMs: settings.requestTimeoutMs,
     retryBaseMs: settings.retryBaseMs,
     maxRetryDelayMs: settings.maxRetryDelayMs,
+    onCurrent: () => setStatus('current'),
     onConfig(config) {
       current = indexConfig(config);
+      setStatus('current');
       markReady();
       for (const listener of [...listeners]) {
         try {
@@ -80,6 +92,7 @@ export function startClient(options: ClientOptions): Client {
       // Credentials the service refuses will not work on a retry: ready() says so at once.
       if (error.kind === 'config' && (error.status === 401 || error.status === 403)) refuse(new Error(`the service refused the ingest key (${error.status})`));
       onError(error);
+      setStatus('stale');
     },
   });
   const exposures = rememberExposures(settings.maxExposures);
@@ -101,15 +114,26 @@ export function startClient(options: ClientOptions): Client {
     }
   }
 
+  /** The flag's decision with its exposures queued, or null (unknown flag, no config, a failure reported). */
+  function decideAndExpose(key: string, participant: string, attributes: Attributes | undefined) {
+    return decided(key, (config) => {
+      const decision = decideFeature(config, key, participant, attributes ?? {}, Date.now());
+      if (!decision) return null;
+      for (const exposure of decision.exposures) expose(participant, attributes, exposure.experiment, exposure.variant);
+      return decision;
+    });
+  }
+
   return {
     ready: () => readiness,
     feature(key, participant, attributes) {
-      return decided(key, (config) => {
-        const decision = decideFeature(config, key, participant, attributes ?? {}, Date.now());
-        if (!decision) return null;
-        for (const exposure of decision.exposures) expose(participant, attributes, exposure.experiment, exposure.variant);
-        return decision.value as never;
-      });
+      return (decideAndExpose(key, participant, attributes)?.value ?? null) as never;
+    },
+    featureDetails(key, participant, attributes) {
+      const decision = decideAndExpose(key, participant, attributes);
+      if (!decision) return null;
+      const details: FeatureDetails = { value: decision.value, text: decision.text, flag: decision.flag, reason: decision.reason, rule: decision.rule };
+      return (decision.variant ? { ...details, experiment: { key: decision.variant.experiment, variant: decision.variant.key } } : details) as never;
     },
     experiment(key, participant, attributes) {
       return decided(key, (config) => {

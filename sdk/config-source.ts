@@ -24,6 +24,8 @@ export interface ConfigSourceOptions {
   retryBaseMs: number;
   maxRetryDelayMs: number;
   onConfig(config: Config): void;
+  /** The config held is known current: a poll answered 304, or the stream connected (it sends any newer one). */
+  onCurrent(): void;
   onError(error: SdkError): void;
 }
 
@@ -64,7 +66,8 @@ export function startConfigSource(options: ConfigSourceOptions): ConfigSource {
       });
       if (response.status !== 200) {
         await response.body?.cancel().catch(() => undefined);
-        if (response.status !== 304) options.onError({ kind: 'config', status: response.status, message: `GET config answered ${response.status}` });
+        if (response.status === 304) options.onCurrent();
+        else options.onError({ kind: 'config', status: response.status, message: `GET config answered ${response.status}` });
         return;
       }
       const text = await textUpTo(response, MAX_CONFIG_CHARACTERS);
@@ -98,6 +101,7 @@ export function startConfigSource(options: ConfigSourceOptions): ConfigSource {
         options.onError({ kind: 'config', status: response.status, message: `the config stream answered ${response.status}` });
         return response.headers.get('retry-after');
       }
+      if (etag !== null) options.onCurrent();
       const parser = createParser({
         onEvent(message) {
           if (message.event === 'config' && apply(message.data, message.id ?? null)) reconnect.reset();

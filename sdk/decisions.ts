@@ -44,6 +44,9 @@ export function decideExperiment(indexed: IndexedConfig, key: string, participan
 
 export interface FlagDecision {
   value: TypedValue | null;
+  /** The value as the config keeps it, before it is read as the flag's type. */
+  text: string | null;
+  flag: ConfigFeature;
   /** Why: as `POST …/evaluate` answers it (disabled, the rule at `rule`, or the flag's own value). */
   reason: 'disabled' | 'rule' | 'default';
   rule: number | null;
@@ -73,7 +76,7 @@ export function decideFeature(indexed: IndexedConfig, key: string, participant: 
   };
   const evaluation = evaluateFlag(flag, { participant, attributes, now, variantOf });
   const exposures: FlagDecision['exposures'] = [];
-  const decision = { value: indexed.typed.get(key)!.get(evaluation.value) ?? null, reason: evaluation.reason, rule: evaluation.rule, exposures };
+  const decision = { value: indexed.typed.get(key)!.get(evaluation.value) ?? null, text: evaluation.value, flag, reason: evaluation.reason, rule: evaluation.rule, exposures };
   if (evaluation.reason === 'disabled') return decision;
   const rules = flag.rules ?? [];
   const reached = evaluation.rule === null ? rules : rules.slice(0, evaluation.rule + 1);

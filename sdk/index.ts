@@ -4,7 +4,7 @@
 import { startClient } from './client';
 import type { Client, ClientOptions } from './types';
 
-export type { Attributes, Client, ClientOptions, Config, DeliveryStats, FlagValue, IngestItem, SdkError } from './types';
+export type { Attributes, Client, ClientOptions, Config, ConfigFeature, ConfigStatus, DeliveryStats, FeatureDetails, FlagValue, IngestItem, SdkError } from './types';
 
 /** A client for one team: starts reading the config at once. */
 export function createClient(options: ClientOptions): Client {

@@ -23,6 +23,30 @@ export type Config = Schemas['Config'];
  */
 export type IngestItem = Schemas['IngestRequest'];
 
+/** A flag as the config has it. */
+export type ConfigFeature = Schemas['ConfigFeature'];
+
+/**
+ * What `featureDetails()` decided and why: the value `feature()` answers, and what served it —
+ * for reporting reasons and variants (the OpenFeature providers build theirs from it).
+ */
+export interface FeatureDetails<T extends FlagValue = FlagValue> {
+  /** What `feature()` answers: the value read as the flag's type, or null (disabled, a null value, or text that does not read as the type). */
+  value: T | null;
+  /** The value as the config keeps it (text), before it is read as the flag's type. */
+  text: string | null;
+  /** The flag, as the config has it. */
+  flag: ConfigFeature;
+  /** As `POST …/evaluate` answers it: `disabled`, `rule` (the flag's rules[`rule`] served) or `default` (no rule applied: the flag's own value). */
+  reason: 'disabled' | 'rule' | 'default';
+  rule: number | null;
+  /** The experiment whose rule served the value, and the participant's variant in it. */
+  experiment?: { key: string; variant: string };
+}
+
+/** Whether the decisions' config is known to be the service's current one (see `onStatus`). */
+export type ConfigStatus = 'current' | 'stale';
+
 /** Why something was not delivered or not fetched; passed to `onError`. */
 export type SdkError =
   /** The service answered an item 4xx (400, 401, 402, 403, 404, 409, 413; not 408, 425 or 429, which are retried): it is dropped, never retried. */
@@ -45,6 +69,13 @@ export interface ClientOptions {
   ingestKey: string;
   /** Called for what is rejected, dropped or abandoned, and for config failures. Never throws into the SDK. */
   onError?: (error: SdkError) => void;
+  /**
+   * Called when the config's status changes: `stale` when it could not be read or checked (the
+   * stream broke, a poll failed or was refused, the service sent a config that is not usable —
+   * decisions go on from the last good one), `current` when it is known current again (a config
+   * taken, a poll answered 304, the stream connected). Never throws into the SDK.
+   */
+  onStatus?: (status: ConfigStatus) => void;
   /** The fetch to use (default: the global one). */
   fetch?: typeof fetch;
   /** Read config changes from `GET …/config/stream` (default true); false: poll only. */
@@ -91,6 +122,12 @@ export interface Client {
    * per process) for each experiment whose rule the flag reached with the participant in it.
    */
   feature<T extends FlagValue = string>(key: string, participant: string, attributes?: Attributes): T | null;
+  /**
+   * `feature()`'s decision with what made it (the flag, the rule, the experiment's variant), and
+   * its exposures queued as `feature()` queues them; null when there is no config yet, the flag is
+   * not in it, or the decision failed (reported to `onError` as kind 'decision').
+   */
+  featureDetails<T extends FlagValue = FlagValue>(key: string, participant: string, attributes?: Attributes): FeatureDetails<T> | null;
   /** The participant's variant key in the running experiment, or null; queues its exposure (once per process). */
   experiment(key: string, participant: string, attributes?: Attributes): string | null;
   /** Queues an event; it counts only in experiments the participant is already enrolled in, and never enrols it. */

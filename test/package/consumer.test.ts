@@ -88,6 +88,27 @@ await api.POST('/api/teams/{team}/ingest', { params: { path: { team: 1 } }, body
 await api.GET('/api/teams/{team}/events', { params: { path: { team: 1 } }, retries: 3 });
 `;
 
+/** An OpenFeature application: both providers from the package, on the OpenFeature SDKs it installed itself. */
+function openFeatureProgram(baseUrl: string, team: TestTeam): string {
+  return `import { OpenFeature, type Provider } from '@openfeature/server-sdk';
+import { OpenFeature as WebOpenFeature, type Provider as WebProvider } from '@openfeature/web-sdk';
+import { ExperimentationServerProvider, ExperimentationWebProvider, type ProviderOptions } from 'experimentation-api/openfeature';
+
+const options: ProviderOptions = { baseUrl: ${JSON.stringify(baseUrl)}, team: ${team.id}, ingestKey: ${JSON.stringify(team.ingestKey)} };
+const serverProvider: Provider = new ExperimentationServerProvider(options);
+await OpenFeature.setProviderAndWait(serverProvider);
+const details = await OpenFeature.getClient().getBooleanDetails('dark_mode', false, { targetingKey: 'user-1', plan: 'pro' });
+OpenFeature.getClient().track('signed_up', { targetingKey: 'user-1' });
+const webProvider: WebProvider = new ExperimentationWebProvider(options);
+await WebOpenFeature.setContext({ targetingKey: 'user-1' });
+await WebOpenFeature.setProviderAndWait(webProvider);
+const web = WebOpenFeature.getClient().getBooleanDetails('dark_mode', false);
+await OpenFeature.close();
+await WebOpenFeature.close();
+console.log(JSON.stringify({ server: [details.value, details.reason, details.variant], web: [web.value, web.reason, web.variant] }));
+`;
+}
+
 const COMMON = { strict: true, target: 'ES2022', lib: ['ES2022', 'DOM'], skipLibCheck: false, resolveJsonModule: true };
 
 async function typeCheck(project: string, config: string, compiler: 'tsc' | 'tsgo' = 'tsc'): Promise<{ code: number; output: string }> {
@@ -127,6 +148,8 @@ describe('the consumer package (generated/)', () => {
       'evaluate.js',
       'openapi.json',
       'openapi.yaml',
+      'openfeature.d.ts',
+      'openfeature.js',
       'package.json',
       'removed-operations.json',
       'sdk.d.ts',
@@ -143,13 +166,14 @@ describe('the consumer package (generated/)', () => {
     console.log(`[package] installs ${names.length - 1} dependencies: ${names.slice(1).join(', ')}`);
   });
 
-  it('when the entry points are resolved by Node, then ., ./sdk, ./openapi.json, ./openapi.yaml and ./removed-operations.json resolve to files of the package', async () => {
-    const entries = ['experimentation-api', 'experimentation-api/sdk', 'experimentation-api/openapi.json', 'experimentation-api/openapi.yaml', 'experimentation-api/removed-operations.json'];
+  it('when the entry points are resolved by Node, then ., ./sdk, ./openfeature, ./openapi.json, ./openapi.yaml and ./removed-operations.json resolve to files of the package', async () => {
+    const entries = ['experimentation-api', 'experimentation-api/sdk', 'experimentation-api/openfeature', 'experimentation-api/openapi.json', 'experimentation-api/openapi.yaml', 'experimentation-api/removed-operations.json'];
     const script = `for (const s of ${JSON.stringify(entries)}) console.log(import.meta.resolve(s));`;
     const { stdout } = await run(process.execPath, ['--input-type=module', '-e', script], { cwd: project });
     expect(stdout.trim().split('\n').map((url) => url.replace(/^.*node_modules\//, ''))).toEqual([
       'experimentation-api/client.js',
       'experimentation-api/sdk.js',
+      'experimentation-api/openfeature.js',
       'experimentation-api/openapi.json',
       'experimentation-api/openapi.yaml',
       'experimentation-api/removed-operations.json',
@@ -201,6 +225,28 @@ describe('the consumer package (generated/)', () => {
       expect(output, config).toMatch(/wrong\.ts\(7,\d+\): error TS2353: Object literal may only specify known properties, and 'plan' does not exist/);
       expect(output, config).toMatch(/wrong\.ts\(8,\d+\): error TS2353: Object literal may only specify known properties, and 'retries' does not exist/);
     }
+  });
+
+  it('when an OpenFeature application installs its SDKs beside the package, then both providers type-check against them and run against the real server', async () => {
+    // Arrange: the OpenFeature SDKs are the package's optional peers — the application installs them.
+    const installed = JSON.parse(readFileSync(join(root, 'node_modules/.package-lock.json'), 'utf8')) as { packages: Record<string, { version: string }> };
+    // @types/node too: the server SDK's declarations name node:events, as a Node application's do.
+    const peers = ['@openfeature/core', '@openfeature/server-sdk', '@openfeature/web-sdk', '@types/node'].map((name) => `${name}@${installed.packages[`node_modules/${name}`]!.version}`);
+    await run('npm', ['install', ...peers, '--prefer-offline', '--no-audit', '--no-fund', '--ignore-scripts'], { cwd: project });
+    const team = await server().newTeam();
+    await team.api.POST('/api/teams/{team}/features', { params: { path: { team: team.id } }, body: { key: 'dark_mode', type: 'boolean', enabled: true, value: 'true' } });
+    writeFileSync(join(project, 'openfeature.ts'), openFeatureProgram(server().baseUrl, team));
+    const nodeNext = { ...COMMON, module: 'NodeNext', moduleResolution: 'NodeNext', outDir: 'out-openfeature' };
+    writeFileSync(join(project, 'openfeature-nodenext.json'), JSON.stringify({ compilerOptions: nodeNext, files: ['openfeature.ts'] }));
+    writeFileSync(join(project, 'openfeature-bundler.json'), JSON.stringify({ compilerOptions: { ...COMMON, module: 'ESNext', moduleResolution: 'Bundler', noEmit: true }, files: ['openfeature.ts'] }));
+
+    // Act
+    const checks = [await typeCheck(project, 'openfeature-nodenext.json'), await typeCheck(project, 'openfeature-bundler.json')];
+    const { stdout } = await run(process.execPath, [join(project, 'out-openfeature/openfeature.js')], { cwd: project });
+
+    // Assert
+    expect(checks).toEqual([{ code: 0, output: '' }, { code: 0, output: '' }]);
+    expect(JSON.parse(stdout)).toEqual({ server: [true, 'STATIC', 'default'], web: [true, 'STATIC', 'default'] });
   });
 
   it("when every operation's TypeScript code sample is type-checked, then all of them pass", async () => {

@@ -1,0 +1,191 @@
+// What the package's two OpenFeature providers share: a flag resolved through the SDK's
+// featureDetails() in OpenFeature's terms, the evaluation context read as a participant and its
+// attributes, track() as an ingest event, and the provider's events from the SDK's config status.
+// Only types come from @openfeature/core (the error codes and events are its string values), so
+// that neither OpenFeature SDK is loaded by the other's users.
+import type { AnyProviderEvent, EvaluationContext, EventContext, EventHandler, FlagValueType, Logger, ProviderEventEmitter, ResolutionDetails, TrackingEventDetails } from '@openfeature/core';
+import { openFeatureResolution } from '../server/domain/openfeature';
+import type { Attributes, Client, ClientOptions, FlagValue } from './types';
+
+type ErrorCode = 'PROVIDER_NOT_READY' | 'FLAG_NOT_FOUND' | 'PARSE_ERROR' | 'TYPE_MISMATCH' | 'TARGETING_KEY_MISSING' | 'INVALID_CONTEXT' | 'GENERAL';
+
+/** The flag type each OpenFeature value type reads. */
+const FLAG_TYPES: Record<FlagValueType, string> = { boolean: 'boolean', string: 'string', number: 'number', object: 'json' };
+/** Attributes as the contract bounds them; more is an INVALID_CONTEXT (the service would refuse the exposure). */
+const MAX_ATTRIBUTES = 50;
+
+function failed<T>(defaultValue: T, errorCode: ErrorCode, errorMessage: string): ResolutionDetails<T> {
+  return { value: defaultValue, reason: 'ERROR', errorCode: errorCode as ResolutionDetails<T>['errorCode'], errorMessage };
+}
+
+/** The flag resolved for the context, exposures queued as feature() queues them. */
+export function resolveFlag<T>(client: Client, flagKey: string, type: FlagValueType, defaultValue: T, context: EvaluationContext): ResolutionDetails<T> {
+  const config = client.config();
+  if (!config) return failed(defaultValue, 'PROVIDER_NOT_READY', 'no config has been read from the service yet');
+  const participant = participantOf(context);
+  if (participant.problem) return failed(defaultValue, 'INVALID_CONTEXT', participant.problem);
+  const details = client.featureDetails<FlagValue>(flagKey, participant.key ?? '', participant.attributes);
+  if (!details) {
+    return config.features.some((flag) => flag.key === flagKey)
+      ? failed(defaultValue, 'GENERAL', `the decision for ${flagKey} failed`)
+      : failed(defaultValue, 'FLAG_NOT_FOUND', `no flag ${flagKey} in the team's config`);
+  }
+  const flagType = details.flag.type ?? 'string';
+  if (flagType !== FLAG_TYPES[type]) return failed(defaultValue, 'TYPE_MISMATCH', `${flagKey} is a ${flagType} flag, read as ${type}`);
+  if (participant.key === undefined && needsParticipant(details.flag)) {
+    return failed(defaultValue, 'TARGETING_KEY_MISSING', `${flagKey} has a rollout or experiment rule: the context needs a targetingKey`);
+  }
+  if (details.value === null && details.text !== null) return failed(defaultValue, 'PARSE_ERROR', `${flagKey}'s value does not read as a ${flagType}`);
+  const resolution = openFeatureResolution(details.flag, details, details.experiment, Date.now());
+  const value = details.value === null ? defaultValue : (details.value as T);
+  return { value, reason: resolution.reason, ...(resolution.variant ? { variant: resolution.variant } : {}), ...(resolution.metadata ? { flagMetadata: resolution.metadata } : {}) };
+}
+
+/** A rollout's or an experiment's decision depends on who the participant is. */
+function needsParticipant(flag: { enabled: boolean; rules?: Array<{ type: string }> | null }): boolean {
+  return flag.enabled && (flag.rules ?? []).some((rule) => rule.type === 'rollout' || rule.type === 'experiment');
+}
+
+/**
+ * `targetingKey` is the participant; every other key is an attribute: strings, numbers, booleans,
+ * dates (as RFC 3339 text) and arrays of those. Objects, null and nested arrays are not
+ * attributes (INVALID_CONTEXT), nor is a targetingKey the service would refuse.
+ */
+export function participantOf(context: EvaluationContext): { key?: string; attributes?: Attributes; problem?: string } {
+  const attributes: Attributes = {};
+  let count = 0;
+  for (const [name, value] of Object.entries(context)) {
+    if (name === 'targetingKey' || value === undefined) continue;
+    const read = attributeOf(value);
+    if (read === undefined) return { problem: `context key ${name} must be a string, number, boolean, date or an array of those` };
+    attributes[name] = read;
+    count++;
+  }
+  if (count > MAX_ATTRIBUTES) return { problem: `the context has ${count} attributes; at most ${MAX_ATTRIBUTES}` };
+  const key = context.targetingKey;
+  // eslint-disable-next-line no-control-regex
+  if (key !== undefined && key !== '' && (typeof key !== 'string' || key.length > 255 || /[\s/\x00-\x1F\x7F-\x9F\u061C\u200E\u200F\u202A-\u202E\u2066-\u2069]/.test(key))) {
+    return { problem: 'targetingKey must be a participant key: 1–255 characters, no whitespace, no / and no control characters' };
+  }
+  return { key: key || undefined, attributes: count > 0 ? attributes : undefined };
+}
+
+type Scalar = string | number | boolean;
+
+function scalarOf(value: unknown): Scalar | undefined {
+  if (typeof value === 'string' || typeof value === 'boolean' || (typeof value === 'number' && Number.isFinite(value))) return value;
+  if (value instanceof Date && !Number.isNaN(value.getTime())) return value.toISOString();
+  return undefined;
+}
+
+function attributeOf(value: unknown): Attributes[string] | undefined {
+  if (!Array.isArray(value)) return scalarOf(value);
+  const items = value.map(scalarOf);
+  return items.every((item) => item !== undefined) ? (items as Scalar[]) : undefined;
+}
+
+/** OpenFeature's track(): an ingest event for the context's participant, `value` from the details. */
+export function trackEvent(client: Client, eventName: string, context: EvaluationContext, details: TrackingEventDetails | undefined): void {
+  const participant = participantOf(context);
+  if (participant.problem) throw Object.assign(new Error(participant.problem), { code: 'INVALID_CONTEXT' });
+  if (participant.key === undefined) throw Object.assign(new Error('track() needs the context\'s targetingKey: the participant'), { code: 'TARGETING_KEY_MISSING' });
+  const value = details?.value;
+  client.track(participant.key, eventName, typeof value === 'number' && Number.isFinite(value) ? value : undefined);
+}
+
+/** The provider's event emitter, as OpenFeature's SDKs listen to it. */
+export class ProviderEvents implements ProviderEventEmitter<AnyProviderEvent> {
+  private readonly handlers = new Map<AnyProviderEvent, EventHandler[]>();
+  private logger?: Logger;
+
+  emit(eventType: AnyProviderEvent, context?: EventContext): void {
+    for (const handler of [...(this.handlers.get(eventType) ?? [])]) {
+      try {
+        const result = handler(context as never);
+        if (result instanceof Promise) result.catch((error: unknown) => this.logger?.error(`${eventType} handler failed:`, error));
+      } catch (error) {
+        this.logger?.error(`${eventType} handler failed:`, error);
+      }
+    }
+  }
+
+  addHandler(eventType: AnyProviderEvent, handler: EventHandler): void {
+    this.handlers.set(eventType, [...(this.handlers.get(eventType) ?? []), handler]);
+  }
+
+  removeHandler(eventType: AnyProviderEvent, handler: EventHandler): void {
+    this.handlers.set(eventType, (this.handlers.get(eventType) ?? []).filter((existing) => existing !== handler));
+  }
+
+  removeAllHandlers(eventType?: AnyProviderEvent): void {
+    if (eventType === undefined) this.handlers.clear();
+    else this.handlers.delete(eventType);
+  }
+
+  getHandlers(eventType: AnyProviderEvent): EventHandler[] {
+    return [...(this.handlers.get(eventType) ?? [])];
+  }
+
+  setLogger(logger: Logger): this {
+    this.logger = logger;
+    return this;
+  }
+}
+
+const event = (name: string) => name as AnyProviderEvent;
+
+/**
+ * The SDK's client as a provider runs it, and the provider's events from it: initialize()
+ * resolves with the first config and rejects when the service refuses the ingest key
+ * (PROVIDER_FATAL) or the first read fails (ERROR; READY follows the first config). Then:
+ * CONFIGURATION_CHANGED for each config taken, STALE when the config could not be read or
+ * checked, READY when it is current again, ERROR (PROVIDER_FATAL) when the key is refused.
+ */
+export function startProviderClient(createClient: (options: ClientOptions) => Client, options: ClientOptions, events: ProviderEvents): { client: Client; initialize(): Promise<void> } {
+  let phase: 'starting' | 'failed' | 'running' = 'starting';
+  let stale = false;
+  let failStart: (error: Error) => void = () => undefined;
+  const startFailed = new Promise<never>((_, reject) => (failStart = reject));
+  startFailed.catch(() => undefined);
+  const client = createClient({
+    ...options,
+    onError(error) {
+      options.onError?.(error);
+      if (error.kind !== 'config') return;
+      const refused = error.status === 401 || error.status === 403;
+      if (phase === 'starting') {
+        phase = 'failed';
+        failStart(Object.assign(new Error(`the config could not be read: ${error.message}`), { code: refused ? 'PROVIDER_FATAL' : 'GENERAL' }));
+      } else if (phase === 'running' && refused) {
+        stale = true;
+        events.emit(event('PROVIDER_ERROR'), { message: `the service refused the ingest key (${error.status})`, errorCode: 'PROVIDER_FATAL' });
+      }
+    },
+    onStatus(status) {
+      options.onStatus?.(status);
+      if (phase === 'failed' && status === 'current' && client.config()) {
+        phase = 'running';
+        events.emit(event('PROVIDER_READY'), { message: 'the first config was read' });
+      } else if (phase === 'running' && status === 'stale' && !stale) {
+        stale = true;
+        events.emit(event('PROVIDER_STALE'), { message: 'the config could not be read or checked: decisions use the last one' });
+      } else if (phase === 'running' && status === 'current' && stale) {
+        stale = false;
+        events.emit(event('PROVIDER_READY'), { message: 'the config is current again' });
+      }
+    },
+  });
+  let first = true;
+  client.subscribe(() => {
+    if (phase === 'running' && !first) events.emit(event('PROVIDER_CONFIGURATION_CHANGED'), { message: 'the team config changed' });
+    first = false;
+  });
+  return {
+    client,
+    async initialize() {
+      // A refused key rejects ready() too; startFailed says why, with OpenFeature's code.
+      await Promise.race([client.ready().catch(() => startFailed), startFailed]);
+      phase = 'running';
+    },
+  };
+}

@@ -1,0 +1,38 @@
+/**
+ * A flag's decision told in OpenFeature's terms (reason, variant, metadata), as the package's
+ * OpenFeature providers answer it:
+ * - DISABLED: a disabled flag (no value: the application's default is served, no variant);
+ * - TARGETING_MATCH: a force rule served (variant `rule-{index}`);
+ * - SPLIT: a rollout rule (variant `rule-{index}`) or an experiment rule (variant: the
+ *   participant's variant key; metadata: `experiment`, the experiment's key) served;
+ * - STATIC: the flag's own value, from a flag with no rule that could apply (none, or every one's
+ *   schedule over) — every participant gets it (variant `default`);
+ * - DEFAULT: the flag's own value, because no rule applied to this participant (variant `default`).
+ */
+import type { components } from '../../generated/api';
+import type { FlagOutcome } from './flag-rules';
+
+type Flag = components['schemas']['ConfigFeature'];
+
+export type OpenFeatureReason = 'DISABLED' | 'TARGETING_MATCH' | 'SPLIT' | 'STATIC' | 'DEFAULT';
+
+export interface OpenFeatureResolution {
+  reason: OpenFeatureReason;
+  variant?: string;
+  metadata?: { experiment: string };
+}
+
+/** The variant name of what a flag's own value serves. */
+export const DEFAULT_VARIANT = 'default';
+
+export function openFeatureResolution(flag: Flag, outcome: Pick<FlagOutcome, 'reason' | 'rule'>, experiment: { key: string; variant: string } | undefined, now: number): OpenFeatureResolution {
+  if (outcome.reason === 'disabled') return { reason: 'DISABLED' };
+  const rules = flag.rules ?? [];
+  if (outcome.reason === 'default' || outcome.rule === null) {
+    const couldApply = rules.some((rule) => rule.ends_at == null || now < Date.parse(rule.ends_at));
+    return { reason: couldApply ? 'DEFAULT' : 'STATIC', variant: DEFAULT_VARIANT };
+  }
+  const rule = rules[outcome.rule];
+  if (rule?.type === 'experiment' && experiment) return { reason: 'SPLIT', variant: experiment.variant, metadata: { experiment: experiment.key } };
+  return { reason: rule?.type === 'force' ? 'TARGETING_MATCH' : 'SPLIT', variant: `rule-${outcome.rule}` };
+}
