@@ -11,7 +11,7 @@ import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { setQuota } from '../../server/admin/service';
 import { expectAccessible, hasChromium, launch, overflows, signIn, watchedPage } from '../support/console';
-import { useServer } from '../support/engines';
+import { engines, useServer } from '../support/engines';
 import type { TestTeam } from '../support/server';
 
 const SCRIPT = '<script>alert("stored")</script><img src=x onerror=alert(1)>';
@@ -28,8 +28,8 @@ const PAGES = [
   ['team', '#/team', 'details summary'],
 ] as const;
 
-describe.skipIf(!hasChromium)('the console, page by page', () => {
-  const server = useServer('sqlite');
+describe.skipIf(!hasChromium).each(engines)('the console, page by page on %s', (engine) => {
+  const server = useServer(engine);
   let browser: Browser;
   let team: TestTeam;
 

@@ -8,15 +8,15 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { components } from 'experimentation-api';
 import { setClock } from '../../server/storage/values';
 import { expectAccessible, hasChromium, launch, overflows, signIn, watchedPage } from '../support/console';
-import { useServer } from '../support/engines';
+import { engines, useServer } from '../support/engines';
 import type { TestTeam } from '../support/server';
 
 type ExperimentResults = components['schemas']['ExperimentResults'];
 type IngestRequest = components['schemas']['IngestRequest'];
 const output = fileURLToPath(new URL('../output/', import.meta.url));
 
-describe.skipIf(!hasChromium)("the console's results view", () => {
-  const server = useServer('sqlite');
+describe.skipIf(!hasChromium).each(engines)("the console's results view on %s", (engine) => {
+  const server = useServer(engine);
   let browser: Browser;
   let team: TestTeam;
 
