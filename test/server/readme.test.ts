@@ -1,6 +1,7 @@
-// Every shell block of README.md, run as a newcomer would paste it — on scratch storage, a free
-// port and a scratch project instead of ./data, :3000 and their own — except `npm ci` and
-// `npm test` (CI runs both: .ci/run) and the Quickstart (test/server/quickstart.test.ts).
+// Every shell block of README.md, and those it leads to (the admin CLI in docs/operations.md, the
+// kit and the mock in docs/conformance-kit.md), run as a newcomer would paste it — on scratch
+// storage, a free port and a scratch project instead of ./data, :3000 and their own — except
+// `npm ci` and `npm test` (CI runs both: .ci/run) and the Quickstart (test/server/quickstart.test.ts).
 import { execFile, spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -12,12 +13,17 @@ import { createTeamAt, freePort, freshStorage, startChild, stopAllChildren } fro
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
 const readme = readFileSync(join(root, 'README.md'), 'utf8');
+const operations = readFileSync(join(root, 'docs/operations.md'), 'utf8');
+const kit = readFileSync(join(root, 'docs/conformance-kit.md'), 'utf8');
 
-/** The shell blocks under a `## heading` of the README, in order. */
-function blocksUnder(heading: string): string[] {
-  const section = readme.split(/^## /m).find((part) => part.startsWith(`${heading}\n`));
-  if (!section) throw new Error(`no "## ${heading}" in README.md`);
-  return [...section.matchAll(/```sh\n([\s\S]*?)```/g)].map((match) => match[1]!);
+/** The shell blocks of a markdown text, in order. */
+const blocksOf = (text: string): string[] => [...text.matchAll(/```sh\n([\s\S]*?)```/g)].map((match) => match[1]!);
+
+/** The shell blocks under a `## heading` of the README (or another document), in order. */
+function blocksUnder(heading: string, document = readme): string[] {
+  const section = document.split(/^## /m).find((part) => part.startsWith(`${heading}\n`));
+  if (!section) throw new Error(`no "## ${heading}"`);
+  return blocksOf(section);
 }
 
 /** The lines of a block that are commands (comments and blank lines left out), comments after a command cut. */
@@ -38,7 +44,11 @@ describe('the README', () => {
     const sections = [...readme.matchAll(/^## (.+)$/gm)].map((match) => match[1]!);
     const withBlocks = Object.fromEntries(sections.map((heading) => [heading, blocksUnder(heading).length] as const).filter(([, count]) => count > 0));
 
-    expect(withBlocks).toEqual({ Start: 1, Test: 1, Quickstart: 1, 'The demo': 1, 'Admin CLI': 1, "For the API's consumers": 4 });
+    expect(withBlocks).toEqual({ Start: 1, Test: 1, Quickstart: 1, 'The demo': 1, "For the API's consumers": 2 });
+    // What it leads to: the admin CLI, the kit and the mock
+    expect(readme).toContain('docs/operations.md#the-admin-cli');
+    expect(blocksUnder('The admin CLI', operations)).toHaveLength(1);
+    expect(blocksOf(kit)).toHaveLength(2);
     expect(commands(blocksUnder('Start')[0]!)).toEqual(['npm ci && npm start']);
     expect(commands(blocksUnder('Test')[0]!)).toEqual(['npm test']);
   });
@@ -73,10 +83,10 @@ describe('the README', () => {
     }
   }, 180_000);
 
-  it('when each admin CLI line runs with its placeholders filled in, then each succeeds, in order', async () => {
+  it('when each line of the docs\' admin CLI block runs with its placeholders filled in, then each succeeds, in order', async () => {
     const { storageEnv, cleanup } = await freshStorage('sqlite');
     try {
-      const lines = commands(blocksUnder('Admin CLI')[0]!);
+      const lines = commands(blocksUnder('The admin CLI', operations)[0]!);
       expect(lines).toHaveLength(6);
       // One pass over the placeholders: a value filled in (a random token may hold "ID") is never filled in again.
       const fill = (line: string, values: Record<string, string>) =>
@@ -116,8 +126,8 @@ describe('the README', () => {
     }
   }, 300_000);
 
-  it('when the mock block runs on a free port, then the list answers 200 and Prefer: code=404 answers the documented 404', async () => {
-    const [, , mock] = blocksUnder("For the API's consumers");
+  it('when the docs\' mock block runs on a free port, then the list answers 200 and Prefer: code=404 answers the documented 404', async () => {
+    const [mock] = blocksUnder('The mock', kit);
     const port = String(await freePort());
     const [start, ...curls] = commands(mock!.replaceAll('4010', port));
     const child = spawn('bash', ['-c', `exec ${start}`], { cwd: root, env: { ...process.env, LOG_LEVEL: 'warn' }, stdio: 'ignore', detached: true });
@@ -132,8 +142,8 @@ describe('the README', () => {
     }
   }, 120_000);
 
-  it('when the verify block runs against the started service, then every operation conforms and the JUnit report is written', async () => {
-    const [, , , verify] = blocksUnder("For the API's consumers");
+  it('when the docs\' verify block runs against the started service, then every operation conforms and the JUnit report is written', async () => {
+    const [verify] = blocksOf(kit);
     const { storageEnv, cleanup } = await freshStorage('sqlite');
     const report = join(root, 'verify-report.xml');
     try {
