@@ -3,18 +3,34 @@
 // sdk/openfeature.ts
 import { createClient } from "./sdk.js";
 
+// server/domain/sha256.ts
+var encoder = new TextEncoder();
+var nodeHash = globalThis.process?.getBuiltinModule?.("node:crypto")?.hash;
+
+// server/domain/conditions/pattern.ts
+var AUTOMATON_BYTES = 256 * 1024;
+
+// server/domain/conditions/evaluate.ts
+var EXHAUSTED = new Error("the condition took more steps than an evaluation may");
+
+// server/domain/flag-rules.ts
+function isScheduled(rule, now) {
+  if (rule.starts_at != null && now < Date.parse(rule.starts_at)) return false;
+  return rule.ends_at == null || now < Date.parse(rule.ends_at);
+}
+
 // server/domain/openfeature.ts
 var DEFAULT_VARIANT = "default";
 function openFeatureResolution(flag, outcome, experiment, now) {
   if (outcome.reason === "disabled") return { reason: "DISABLED" };
   const rules = flag.rules ?? [];
   if (outcome.reason === "default" || outcome.rule === null) {
-    const couldApply = rules.some((rule2) => rule2.ends_at == null || now < Date.parse(rule2.ends_at));
-    return { reason: couldApply ? "DEFAULT" : "STATIC", variant: DEFAULT_VARIANT };
+    const inForce = rules.some((rule2) => isScheduled(rule2, now));
+    return { reason: inForce ? "DEFAULT" : "STATIC", variant: DEFAULT_VARIANT };
   }
   const rule = rules[outcome.rule];
   if (rule?.type === "experiment" && experiment) return { reason: "SPLIT", variant: experiment.variant, metadata: { experiment: experiment.key } };
-  return { reason: rule?.type === "force" ? "TARGETING_MATCH" : "SPLIT", variant: `rule-${outcome.rule}` };
+  return { reason: rule?.type === "force" ? "TARGETING_MATCH" : "SPLIT", variant: `rule_${outcome.rule}` };
 }
 
 // sdk/openfeature-resolve.ts

@@ -1,16 +1,17 @@
 /**
  * A flag's decision told in OpenFeature's terms (reason, variant, metadata), as the package's
- * OpenFeature providers answer it:
+ * OpenFeature providers answer it (OFREP's answers are the same but for DEFAULT, which OFREP 0.3.0
+ * does not list):
  * - DISABLED: a disabled flag (no value: the application's default is served, no variant);
- * - TARGETING_MATCH: a force rule served (variant `rule-{index}`);
- * - SPLIT: a rollout rule (variant `rule-{index}`) or an experiment rule (variant: the
+ * - TARGETING_MATCH: a force rule served (variant `rule_{index}`);
+ * - SPLIT: a rollout rule (variant `rule_{index}`) or an experiment rule (variant: the
  *   participant's variant key; metadata: `experiment`, the experiment's key) served;
- * - STATIC: the flag's own value, from a flag with no rule that could apply (none, or every one's
- *   schedule over) — every participant gets it (variant `default`);
+ * - STATIC: the flag's own value, from a flag with no rule in force (none, or none whose schedule
+ *   includes the moment) — every participant gets it now (variant `default`);
  * - DEFAULT: the flag's own value, because no rule applied to this participant (variant `default`).
  */
 import type { components } from '../../generated/api';
-import type { FlagOutcome } from './flag-rules';
+import { isScheduled, type FlagOutcome } from './flag-rules';
 
 type Flag = components['schemas']['ConfigFeature'];
 
@@ -29,10 +30,10 @@ export function openFeatureResolution(flag: Flag, outcome: Pick<FlagOutcome, 're
   if (outcome.reason === 'disabled') return { reason: 'DISABLED' };
   const rules = flag.rules ?? [];
   if (outcome.reason === 'default' || outcome.rule === null) {
-    const couldApply = rules.some((rule) => rule.ends_at == null || now < Date.parse(rule.ends_at));
-    return { reason: couldApply ? 'DEFAULT' : 'STATIC', variant: DEFAULT_VARIANT };
+    const inForce = rules.some((rule) => isScheduled(rule, now));
+    return { reason: inForce ? 'DEFAULT' : 'STATIC', variant: DEFAULT_VARIANT };
   }
   const rule = rules[outcome.rule];
   if (rule?.type === 'experiment' && experiment) return { reason: 'SPLIT', variant: experiment.variant, metadata: { experiment: experiment.key } };
-  return { reason: rule?.type === 'force' ? 'TARGETING_MATCH' : 'SPLIT', variant: `rule-${outcome.rule}` };
+  return { reason: rule?.type === 'force' ? 'TARGETING_MATCH' : 'SPLIT', variant: `rule_${outcome.rule}` };
 }

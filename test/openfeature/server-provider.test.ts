@@ -57,9 +57,9 @@ describe.each(engines)('the OpenFeature server provider on %s', (engine) => {
 
       // Act and assert
       expect(told(await client.getBooleanDetails('static_bool', false, { targetingKey: 'u1' }))).toEqual({ value: true, reason: 'STATIC', variant: 'default', errorCode: undefined });
-      expect(told(await client.getStringDetails('plan_label', 'none', { targetingKey: 'u1', plan: 'pro' }))).toEqual({ value: 'gold', reason: 'TARGETING_MATCH', variant: 'rule-0', errorCode: undefined });
+      expect(told(await client.getStringDetails('plan_label', 'none', { targetingKey: 'u1', plan: 'pro' }))).toEqual({ value: 'gold', reason: 'TARGETING_MATCH', variant: 'rule_0', errorCode: undefined });
       expect(told(await client.getStringDetails('plan_label', 'none', { targetingKey: 'u1', plan: 'free' }))).toEqual({ value: 'plain', reason: 'DEFAULT', variant: 'default', errorCode: undefined });
-      expect(told(await client.getNumberDetails('rollout_limit', 0, { targetingKey: 'u1' }))).toEqual({ value: 2.5, reason: 'SPLIT', variant: 'rule-0', errorCode: undefined });
+      expect(told(await client.getNumberDetails('rollout_limit', 0, { targetingKey: 'u1' }))).toEqual({ value: 2.5, reason: 'SPLIT', variant: 'rule_0', errorCode: undefined });
       expect(told(await client.getObjectDetails('layout', { columns: 1 }, { targetingKey: 'u1' }))).toEqual({ value: { columns: 1 }, reason: 'DISABLED', variant: undefined, errorCode: undefined });
       expect(told(await client.getStringDetails('old_label', '', {}))).toEqual({ value: 'hello', reason: 'STATIC', variant: 'default', errorCode: undefined });
       expect(told(await client.getStringDetails(FLAG, 'none', { targetingKey: treated }))).toEqual({

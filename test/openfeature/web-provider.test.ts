@@ -27,8 +27,8 @@ describe.each(engines)('the OpenFeature web provider on %s', (engine) => {
     try {
       // Act and assert
       expect(client.getBooleanDetails('static_bool', false)).toMatchObject({ value: true, reason: 'STATIC', variant: 'default' });
-      expect(client.getStringDetails('plan_label', 'none')).toMatchObject({ value: 'gold', reason: 'TARGETING_MATCH', variant: 'rule-0' });
-      expect(client.getNumberDetails('rollout_limit', 0)).toMatchObject({ value: 2.5, reason: 'SPLIT', variant: 'rule-0' });
+      expect(client.getStringDetails('plan_label', 'none')).toMatchObject({ value: 'gold', reason: 'TARGETING_MATCH', variant: 'rule_0' });
+      expect(client.getNumberDetails('rollout_limit', 0)).toMatchObject({ value: 2.5, reason: 'SPLIT', variant: 'rule_0' });
       expect(client.getObjectDetails('layout', {})).toMatchObject({ value: {}, reason: 'DISABLED' });
       expect(client.getStringDetails('missing', 'x')).toMatchObject({ value: 'x', reason: 'ERROR', errorCode: 'FLAG_NOT_FOUND' });
       expect(client.getBooleanDetails('old_label', false)).toMatchObject({ value: false, reason: 'ERROR', errorCode: 'TYPE_MISMATCH' });
