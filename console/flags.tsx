@@ -25,7 +25,7 @@ export function FlagsPage({ session }: { session: Session }) {
             </thead>
             <tbody>
               {list.data.data.map((flag) => (
-                <FlagRow key={`${flag.key}:${flag.updated_at}`} session={session} flag={flag} onChange={list.reload} />
+                <FlagRow key={flag.key} session={session} flag={flag} onChange={list.reload} />
               ))}
             </tbody>
           </table>
@@ -57,6 +57,7 @@ function FlagRow({ session, flag, onChange }: { session: Session; flag: Schemas[
                 body: { enabled: event.currentTarget.checked },
               });
               if (changed.error) return setProblem(asProblem(changed.error, changed.response));
+              setProblem(undefined);
               onChange();
             }}
           />

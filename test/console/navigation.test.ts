@@ -36,6 +36,7 @@ describe.skipIf(!hasChromium).each(engines)('the console by keyboard on %s', (en
   beforeAll(async () => {
     team = await server().newTeam('First team');
     const path = { team: team.id };
+    expect((await team.api.POST('/api/teams/{team}/features', { params: { path }, body: { key: 'banner', enabled: false } })).response.status).toBe(200);
     for (let i = 0; i < 25; i++) expect((await team.api.POST('/api/teams/{team}/events', { params: { path }, body: { key: `event_${String(i).padStart(2, '0')}` } })).response.status).toBe(200);
     // The same person in a second team, with an experiment of its own
     const second = await createTeam(server().storage.db, { name: 'Second team', email: team.email });
@@ -101,6 +102,21 @@ describe.skipIf(!hasChromium).each(engines)('the console by keyboard on %s', (en
     await page.keyboard.press('Escape');
     await dialog.waitFor({ state: 'hidden' });
     expect((await team.api.GET('/api/teams/{team}/events/{event}', { params: { path: { team: team.id, event: 'event_00' } } })).response.status).toBe(200);
+    expect(problems).toEqual([]);
+    await page.close();
+  });
+
+  it('when a flag\'s switch in the list is reached with Tab and pressed with Space, then the flag is turned on and off', async () => {
+    const { page, problems } = await watchedPage(browser);
+    await signInToFirstTeam(page, server().baseUrl, team.token, '#/flags', 'table.list tbody tr');
+    const enabled = async () => (await team.api.GET('/api/teams/{team}/features/{feature}', { params: { path: { team: team.id, feature: 'banner' } } })).data!.data.enabled;
+    const toggle = page.getByRole('switch', { name: 'banner on' });
+    await tabTo(page, toggle);
+    await page.keyboard.press('Space');
+    await expect.poll(enabled).toBe(true);
+    await expect.poll(() => toggle.isChecked()).toBe(true);
+    await page.keyboard.press('Space');
+    await expect.poll(enabled).toBe(false);
     expect(problems).toEqual([]);
     await page.close();
   });
