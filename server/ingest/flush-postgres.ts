@@ -5,7 +5,7 @@ import { teamLock } from '../storage/team-lock';
 import { iso, utcDay } from '../storage/values';
 import { inOneRoundTrip } from '../storage/postgres-pipeline';
 import { keyId, type NamedKey } from './keys';
-import { ASSUMPTION_CHANGED } from '../storage/migrations/015_flush_assumptions';
+import { ASSUMPTION_CHANGED } from '../storage/sql-states';
 import { type AssumedChecks, type Flush, type FlushRead, type FlushStatements, type NamedParticipant, type ParticipantState, type StoredParticipants } from './set-based';
 
 const BEGIN = CompiledQuery.raw('begin');

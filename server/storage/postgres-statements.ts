@@ -1,6 +1,6 @@
 import type { PostgresPool, PostgresPoolClient } from 'kysely';
 import pg from 'pg';
-import { ASSUMPTION_CHANGED } from './migrations/015_flush_assumptions';
+import { ASSUMPTION_CHANGED } from './sql-states';
 import { Pipeline } from './postgres-pipeline';
 
 /** node-postgres's own conversion of a query value to the text it sends (arrays, dates, JSON…): its module exports it, its types do not. */

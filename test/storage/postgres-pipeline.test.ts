@@ -2,7 +2,7 @@ import { CompiledQuery, Kysely, PostgresDialect, sql } from 'kysely';
 import pg from 'pg';
 import { afterEach, describe, expect, it } from 'vitest';
 import { openStorage, type Storage } from '../../server/storage/database';
-import { ASSUMPTION_CHANGED } from '../../server/storage/migrations/015_flush_assumptions';
+import { ASSUMPTION_CHANGED } from '../../server/storage/sql-states';
 import { inOneRoundTrip } from '../../server/storage/postgres-pipeline';
 import { preparingStatements } from '../../server/storage/postgres-statements';
 import type { Database } from '../../server/storage/schema';

@@ -1,9 +1,6 @@
 import { sql, type Kysely, type Migration } from 'kysely';
 import type { Engine } from '../engine';
 
-/** The SQLSTATE `ingest_flush_assumes(false)` raises: what a flush decided on has changed. */
-export const ASSUMPTION_CHANGED = 'IF001';
-
 /**
  * PostgreSQL: `ingest_flush_assumes(holds)` refuses the statement that calls it unless `holds`,
  * with SQLSTATE IF001. An ingest flush that decided on what its process last saw, instead of
@@ -19,7 +16,7 @@ export function flushAssumptions(engine: Engine): Migration {
           `create function ingest_flush_assumes(holds boolean) returns boolean language plpgsql as $$
           begin
             if holds is not true then
-              raise exception 'what this ingest flush decided on has changed' using errcode = '${ASSUMPTION_CHANGED}';
+              raise exception 'what this ingest flush decided on has changed' using errcode = 'IF001';
             end if;
             return true;
           end $$`,
