@@ -836,7 +836,7 @@ export interface components {
              */
             message: string;
         };
-        /** @description An RFC 9457 problem details object, sent as `application/problem+json` with every error status. `type` identifies the kind of problem (a URN of this service), `title` is its short summary, `detail` explains this occurrence. Validation failures (400) add `errors`: one entry per offending field, `path` naming it (for example `/body/participant`, `/query/page` or `/path/team`). */
+        /** @description An RFC 9457 problem details object, sent as `application/problem+json` with every error status. `type` identifies the kind of problem (a URN of this service), `title` is its short summary, `detail` explains this occurrence. Validation failures (400) add `errors`: one entry per offending field, `path` naming it (for example `/body/participant`, `/query/page` or `/path/team`); so does a change refused for the config's size (409). */
         Problem: {
             /**
              * Format: uri
@@ -852,7 +852,7 @@ export interface components {
             status: number;
             /** @example No experiment 'checkout_button' in team 1. */
             detail: string;
-            /** @description Present on 400 responses; one entry per invalid field. */
+            /** @description Present on 400 responses, one entry per invalid field; and on a 409 `limit-reached` for the config's size (see Limits), naming the field that would take the config past it. */
             errors?: components["schemas"]["ProblemFieldError"][];
         };
         /** @description A person who uses the API with a token of their own. */
@@ -1382,7 +1382,7 @@ export interface components {
             rules: components["schemas"]["FeatureRules"];
         };
         /**
-         * @description Everything an SDK needs to assign and flag locally: the team's running experiments and all its feature flags. This structure only ever grows — fields are added, never removed or changed in meaning — so SDKs must ignore fields they do not know.
+         * @description Everything an SDK needs to assign and flag locally: the team's running experiments and all its feature flags. `{"data": Config}` as JSON is at most 1 048 576 bytes in UTF-8 (see Limits). This structure only ever grows — fields are added, never removed or changed in meaning — so SDKs must ignore fields they do not know.
          *
          *     **Assignment, reproducible in any language.** For participant key `K` in an experiment with seed `S`: the digest `D` = SHA-256 over UTF-8(`S`) ‖ 0x3A (the `:` byte) ‖ UTF-8(`K`); `h` = its first 4 bytes read as an unsigned 32-bit big-endian integer. The bucket is `b = floor(h × N / 2³²)` with `N` = 100 buckets for `hash_version` 1 (experiments created before 2026-11-24: an integer 0–99) and `N` = 10 000 for `hash_version` 2 (every later one: 0–9 999). Walking `variants` in the order given, with cumulative shares `C_i = traffic_1 + … + traffic_i` in percent, the participant gets the first variant with `b < C_i × N / 100` (a 0 % variant never receives anyone).
          *
@@ -2730,7 +2730,7 @@ export interface components {
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
-        /** @description The team already has an event with this key. */
+        /** @description The team already has an event with this key, or the new key, the goal `event` of running experiments in the team's config, would make that config larger than a config may be (1 048 576 bytes: see Limits; the problem's `errors` names `/body/key`). Nothing was changed. */
         EventKeyTaken: {
             headers: {
                 "RateLimit-Limit": components["headers"]["RateLimitLimit"];
@@ -2935,7 +2935,7 @@ export interface components {
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
-        /** @description The team already has an experiment with this key. */
+        /** @description The team already has an experiment with this key, or the experiment runs and the change would make the team's config larger than a config may be (1 048 576 bytes: see Limits; the problem's `errors` names the update's largest field, e.g. `/body/conditions`). Nothing was changed. */
         ExperimentKeyTaken: {
             headers: {
                 "RateLimit-Limit": components["headers"]["RateLimitLimit"];
@@ -2977,7 +2977,7 @@ export interface components {
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
-        /** @description Only a draft starts, and only with at least two variants, exactly one control and shares summing to 100 — and while the team runs fewer experiments than it may (50: see Limits). */
+        /** @description Only a draft starts, and only with at least two variants, exactly one control and shares summing to 100 — and while the team runs fewer experiments than it may (50: see Limits) and the experiment — its conditions, variants and keys — fits in the team's config (at most 1 048 576 bytes: see Limits; the problem's `errors` names `/path/experiment`). */
         ExperimentNotStartable: {
             headers: {
                 "RateLimit-Limit": components["headers"]["RateLimitLimit"];
@@ -3563,7 +3563,7 @@ export interface components {
                 };
             };
         };
-        /** @description The team already has a flag with this key, has as many flags as a team may (500), or its flags' values would hold more characters than a team's config may (262 144: see Limits). Nothing was stored. */
+        /** @description The team already has a flag with this key, has as many flags as a team may (500), its flags' values would hold more characters than a team's config may (262 144: see Limits), or the flag would make the team's config larger than a config may be (1 048 576 bytes: see Limits; `errors` names the flag's largest field). Nothing was stored. */
         FeatureCreateConflict: {
             headers: {
                 "RateLimit-Limit": components["headers"]["RateLimitLimit"];
@@ -3597,7 +3597,7 @@ export interface components {
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
-        /** @description The new key is taken by another flag, or the team's flag values would hold more characters than a team's config may (262 144: see Limits). Nothing was changed. */
+        /** @description The new key is taken by another flag, the team's flag values would hold more characters than a team's config may (262 144: see Limits), or the change would make the team's config larger than a config may be (1 048 576 bytes: see Limits; `errors` names the update's largest field). Nothing was changed. */
         FeatureUpdateConflict: {
             headers: {
                 "RateLimit-Limit": components["headers"]["RateLimitLimit"];

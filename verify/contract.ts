@@ -96,7 +96,10 @@ export function violations(operation: Operation, answer: Answer): string[] {
     }
   }
   const validate = validatorAt(`${pointer}/content/${escape(media)}/schema`);
-  if (!validate(body)) found.push(...(validate.errors ?? []).map((error) => `body ${describe(error)}`));
+  // A stream's schema is each message's: the stream itself never ends.
+  for (const each of media === EVENT_STREAM ? answer.text.split(/(?<=\n\n)/) : [body]) {
+    if (!validate(each)) found.push(...(validate.errors ?? []).map((error) => `body ${describe(error)}`));
+  }
   return found;
 }
 

@@ -1,6 +1,8 @@
 import type { components } from '../../generated/api';
 import { ConfigVersionCache } from './cache';
 import type { Db } from '../storage/database';
+import { LimitReached } from '../http/errors';
+import { TEAM_LIMITS } from '../teams/limits';
 import type { TeamRow } from '../teams/store';
 import { rulesOf } from '../features/store';
 import { toExperiment } from '../experiments/store';
@@ -47,6 +49,39 @@ export function teamConfigs(teams?: number): TeamConfigs {
 /** The team's config at its current version, built once per version. */
 export function currentConfig(db: Db, configs: TeamConfigs, team: TeamRow): Promise<Config> {
   return configs.current(db, team);
+}
+
+/**
+ * 409 limit-reached naming `field` when the team's config, as the change under way in `trx`
+ * leaves it, would be larger than a config may be (TEAM_LIMITS.configBytes): built in the
+ * change's transaction, under the team's lock, so every part counts — experiments' conditions
+ * and variants as much as flags. Called by the changes that can make the config larger, with the
+ * field they change that the config carries (the largest): none, and there is nothing to check.
+ */
+export async function requireConfigFits(trx: Db, team: TeamRow, field: string | undefined): Promise<void> {
+  if (field === undefined) return;
+  // `{"data":` and `}` around the config's own JSON.
+  const bytes = Buffer.byteLength(JSON.stringify(await teamConfig(trx, team))) + 9;
+  const most = TEAM_LIMITS.configBytes;
+  if (bytes <= most) return;
+  const message = `would make the team's config ${bytes} bytes, more than ${most}`;
+  throw new LimitReached(
+    `This change would make team ${team.id}'s config (GET …/config) ${bytes} bytes, more than a config may be (${most}); nothing was changed. Make conditions, rules or values smaller, or stop an experiment first.`,
+    [{ path: field, message }],
+  );
+}
+
+/**
+ * Of the body's fields among `names`, the one `input` gives with the longest JSON — what a refusal
+ * of the config's size names (`/body/<name>`); undefined when it gives none of them.
+ */
+export function largestField(input: object, names: string[]): string | undefined {
+  const sizes = names.flatMap((name) => {
+    const value = (input as Record<string, unknown>)[name];
+    return value === undefined ? [] : [{ name, size: JSON.stringify(value).length }];
+  });
+  const largest = sizes.sort((a, b) => b.size - a.size)[0];
+  return largest && `/body/${largest.name}`;
 }
 
 /** Running experiments and every feature flag: what an SDK needs to assign and flag locally. */

@@ -1,4 +1,5 @@
 import type { components } from '../../generated/api';
+import { requireConfigFits } from '../config/service';
 import { changingConfig } from '../config/version';
 import { toMicros } from '../domain/metric';
 import { BadRequest, Conflict, NotFound } from '../http/errors';
@@ -64,7 +65,10 @@ export async function updateEvent(db: Db, team: TeamRow, key: string, input: Eve
     if (changesUnit && (await store.hasConversions(trx, team.id, event.id))) {
       throw new Conflict(`Event '${key}' has stored conversions, whose sums are kept in its unit and cap: its type can change to or from 'value', and its cap, only before it has any. Create a new event instead.`);
     }
-    return onDuplicate(store.updateEvent(trx, event.id, team.id, { ...input, cap, updated_at: now() }), () => duplicateKey(team, input.key ?? key));
+    const updated = await onDuplicate(store.updateEvent(trx, event.id, team.id, { ...input, cap, updated_at: now() }), () => duplicateKey(team, input.key ?? key));
+    // The key is every running experiment's goal `event` in the config.
+    if (input.key !== undefined && input.key !== key) await requireConfigFits(trx, team, '/body/key');
+    return updated;
   });
   return store.toEvent(row);
 }

@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { components } from '../../generated/api';
+import { largestField, requireConfigFits } from '../config/service';
 import { changingConfig } from '../config/version';
 import { CURRENT_HASH_VERSION } from '../domain/assignment';
 import { rangesOverlap } from '../domain/exclusion-groups';
@@ -118,6 +119,7 @@ export async function updateExperiment(db: Db, team: TeamRow, key: string, input
       () => duplicateKey(team, input.key ?? key),
     );
     if (guardrails !== undefined) await store.replaceGuardrails(trx, team.id, experiment.id, guardrails);
+    if (current.status === 'running') await requireConfigFits(trx, team, largestField(input, ['key', 'event', 'conditions', 'coverage', 'exclusion_group']));
   });
   return store.toExperiment(await store.findExperimentById(db, team.id, experiment.id));
 }
@@ -152,6 +154,7 @@ export async function startExperiment(db: Db, team: TeamRow, key: string): Promi
     await requireFreeRange(trx, team, experiment);
     const at = now();
     await store.transition(trx, experiment.id, team.id, 'draft', { status: 'running', started_at: at, updated_at: at });
+    await requireConfigFits(trx, team, '/path/experiment');
     return store.toExperiment(await store.findExperimentById(trx, team.id, experiment.id));
   });
 }

@@ -1,4 +1,5 @@
 import type { components } from '../../generated/api';
+import { largestField, requireConfigFits } from '../config/service';
 import { changingConfig } from '../config/version';
 import { Conflict, NotFound } from '../http/errors';
 import type { PageRequest } from '../routes/pagination';
@@ -42,7 +43,7 @@ export async function createFeature(db: Db, team: TeamRow, input: FeatureCreate)
     const patterns = input.rules ? await checkRules(trx, team, input.rules) : [];
     await requireRoomForValue(trx, team, flagText(input.value, input.rules));
     checkPatterns(patterns);
-    return onDuplicate(
+    const inserted = await onDuplicate(
       store.insertFeature(trx, {
         team_id: team.id,
         key: input.key,
@@ -56,9 +57,14 @@ export async function createFeature(db: Db, team: TeamRow, input: FeatureCreate)
       }),
       () => duplicateKey(team, input.key),
     );
+    await requireConfigFits(trx, team, largestField(input, CONFIG_FIELDS));
+    return inserted;
   });
   return store.toFeature(row);
 }
+
+/** A flag's fields that its entry in the config carries. */
+const CONFIG_FIELDS = ['key', 'type', 'enabled', 'value', 'rules'];
 
 export async function updateFeature(db: Db, team: TeamRow, key: string, input: FeatureUpdate): Promise<Feature> {
   checkUpdate(await requireFeature(db, team, key), input);
@@ -72,7 +78,9 @@ export async function updateFeature(db: Db, team: TeamRow, key: string, input: F
     checkPatterns(patterns);
     const { rules, ...fields } = input;
     const changes = { ...fields, ...(rules ? { rules: rulesText(rules) } : {}), updated_at: now() };
-    return onDuplicate(store.updateFeature(trx, feature.id, team.id, changes), () => duplicateKey(team, input.key ?? key));
+    const updated = await onDuplicate(store.updateFeature(trx, feature.id, team.id, changes), () => duplicateKey(team, input.key ?? key));
+    await requireConfigFits(trx, team, largestField(input, CONFIG_FIELDS));
+    return updated;
   });
   return store.toFeature(row!);
 }

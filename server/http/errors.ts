@@ -62,8 +62,9 @@ export class Conflict extends HttpError {
 
 /** 409 too, with a type of its own: the team holds all it may of something (TEAM_LIMITS). */
 export class LimitReached extends HttpError {
-  constructor(detail: string) {
-    super(409, 'Conflict', 'limit-reached', detail);
+  /** `errors`: the fields that would take the team past the limit, when the limit is on a size. */
+  constructor(detail: string, errors?: FieldError[]) {
+    super(409, 'Conflict', 'limit-reached', detail, errors);
   }
 }
 

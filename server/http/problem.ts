@@ -19,7 +19,8 @@ export function problemBody(error: HttpError): Problem {
     status: error.status,
     detail: clip(error.message, 2000),
   };
-  if (error.status === 400) {
+  // Every 400 names its fields (none, if need be); other problems only when they have some to name.
+  if (error.status === 400 || error.errors?.length) {
     body.errors = (error.errors ?? []).slice(0, 100).map((field) => ({ path: clip(field.path, 1000), message: clip(field.message, 1000) }));
   }
   return body;

@@ -15,8 +15,10 @@ export const TEAM_LIMITS = {
   runningExperiments: 50,
   variantsPerExperiment: 100,
   features: 500,
-  /** The characters of all the team's flag values together: the bulk of a config. */
+  /** The characters of all the team's flag values together. */
   flagValueCharacters: 262_144,
+  /** The bytes of the team's config as GET …/config answers it (`{"data": Config}`, JSON in UTF-8), conditions and all. */
+  configBytes: 1_048_576,
 } as const;
 
 const NAMES = { events: 'events', experiments: 'experiments', features: 'feature flags' } as const;

@@ -127,10 +127,14 @@ describe.each(engines)('config streams of one team, on %s', (engine) => {
       await expect.poll(() => lastIds().every((id) => id !== before) && new Set(lastIds()).size === 1, WITHIN).toBe(true);
     }
 
-    // Assert: as many serialisations of the team's config as versions sent, whatever the streams
+    // Assert: as many serialisations of the team's config as a message (`{"data": Config}`) as
+    // versions sent, whatever the streams; and one more of each change's config, measured for its size
     const versions = new Set(readers.flatMap((reader) => reader.configs().map((config) => config.id)));
-    const serialised = stringify.mock.calls.filter(([value]) => (value as { data?: { team?: number } } | undefined)?.data?.team === team.id);
+    const of = (value: unknown) => value as { team?: number; data?: { team?: number } } | undefined;
+    const messages = stringify.mock.calls.filter(([value]) => of(value)?.data?.team === team.id);
+    const measured = stringify.mock.calls.filter(([value]) => of(value)?.team === team.id);
     expect(versions.size).toBeGreaterThanOrEqual(4);
-    expect(serialised).toHaveLength(versions.size);
+    expect(messages).toHaveLength(versions.size);
+    expect(measured).toHaveLength(3);
   });
 });

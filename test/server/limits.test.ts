@@ -1,5 +1,6 @@
 // What a team may hold (TEAM_LIMITS, stated in the contract's Limits): going past a limit is a 409
 // of type limit-reached that stores nothing, and room made by a delete or a stop can be used again.
+// The whole config is bounded too: a change that would make GET …/config answer more names its field.
 import { describe, expect, it } from 'vitest';
 import { TEAM_LIMITS } from '../../server/teams/limits';
 import { engines, useServer } from '../support/engines';
@@ -7,6 +8,9 @@ import { createExperiment, inParallel } from '../support/fixtures';
 import type { TestTeam } from '../support/server';
 
 const LIMIT_REACHED = 'urn:experimentation:problem:limit-reached';
+
+/** A condition of about 56 KB (55 alternatives of 1 000 characters), well within a body's 64 KiB. */
+const conditionOf = (alternatives: number) => ({ $or: Array.from({ length: alternatives }, (_, i) => ({ plan: String(i).padEnd(1000, 'x') })) });
 
 describe.each(engines)('team limits on %s', (engine) => {
   const server = useServer(engine);
@@ -17,7 +21,7 @@ describe.each(engines)('team limits on %s', (engine) => {
       headers: { authorization: `Bearer ${team.token}`, ...(body !== undefined && { 'content-type': 'application/json' }) },
       body: body === undefined ? undefined : JSON.stringify(body),
     });
-    return { status: response.status, body: (await response.json()) as { type?: string; detail?: string; data?: unknown } };
+    return { status: response.status, body: (await response.json()) as { type?: string; detail?: string; errors?: Array<{ path: string }>; data?: any } };
   }
 
   async function fill(team: TestTeam, count: number, path: string, body: (i: number) => unknown) {
@@ -103,5 +107,63 @@ describe.each(engines)('team limits on %s', (engine) => {
 
     const config = await fetch(`${server().baseUrl}/api/teams/${team.id}/config`, { headers: { authorization: `Bearer ${team.ingestKey}` } });
     console.log(`[limits ${engine}] a config at the flag-value limit: ${(await config.arrayBuffer()).byteLength} bytes`);
+  });
+
+  async function configBytes(team: TestTeam): Promise<number> {
+    const response = await fetch(`${server().baseUrl}/api/teams/${team.id}/config`, { headers: { authorization: `Bearer ${team.ingestKey}` } });
+    expect(response.status).toBe(200);
+    return (await response.arrayBuffer()).byteLength;
+  }
+
+  const refusal = (path: string) => ({ status: 409, body: { type: LIMIT_REACHED, errors: [{ path, message: expect.stringContaining(`more than ${TEAM_LIMITS.configBytes}`) }] } });
+
+  it(`when running experiments' conditions, then flags, would take the config past ${TEAM_LIMITS.configBytes} bytes, then the change is a 409 limit-reached naming its field, and nothing is stored`, async () => {
+    // Arrange: experiments of about 56 KB of conditions each, started until a start is refused
+    const team = await server().newTeam();
+    expect((await send(team, 'POST', '/events', { key: 'goal' })).status).toBe(200);
+    let started = 0;
+    let refused: Awaited<ReturnType<typeof send>> | undefined;
+    for (; started < 25; started++) {
+      const key = `x${started}`;
+      expect((await send(team, 'POST', '/experiments', { key, event: 'goal', conditions: conditionOf(55) })).status).toBe(200);
+      expect((await send(team, 'POST', `/experiments/${key}/variants`, { key: 'control', control: true })).status).toBe(200);
+      expect((await send(team, 'POST', `/experiments/${key}/variants`, { key: 'treatment' })).status).toBe(200);
+      const start = await send(team, 'POST', `/experiments/${key}/start`);
+      if (start.status !== 200) {
+        refused = start;
+        break;
+      }
+    }
+
+    // Assert: refused once the next experiment would not fit (each adds about 56 KB; the flag limits are far off), the draft left a draft
+    expect(refused).toMatchObject(refusal('/path/experiment'));
+    const held = await configBytes(team);
+    expect(held).toBeLessThanOrEqual(TEAM_LIMITS.configBytes);
+    expect(held + JSON.stringify(conditionOf(55)).length).toBeGreaterThan(TEAM_LIMITS.configBytes);
+    expect((await send(team, 'GET', `/experiments/x${started}`)).body.data.status).toBe('draft');
+
+    // Act: flags of 10 000 characters added until one is refused (60 000 characters at most: a sixth of the flags' own limit)
+    let flags = 0;
+    let refusedFlag: Awaited<ReturnType<typeof send>> | undefined;
+    for (; flags < 6 && !refusedFlag; flags++) {
+      const added = await send(team, 'POST', '/features', { key: `f${flags}`, value: 'v'.repeat(10_000) });
+      if (added.status !== 200) refusedFlag = added;
+    }
+
+    // Assert: the flag that would not fit is refused, naming its value, and is not stored
+    expect(refusedFlag).toMatchObject(refusal('/body/value'));
+    expect((await send(team, 'GET', `/features/f${flags - 1}`)).status).toBe(404);
+
+    // Act and assert: with less than 2 KB left, a running experiment's conditions grown by about 7 KB are refused, its conditions unchanged
+    const room = TEAM_LIMITS.configBytes - (await configBytes(team));
+    expect((await send(team, 'POST', '/features', { key: 'filler', value: 'v'.repeat(Math.max(0, room - 2000)) })).status).toBe(200);
+    const grown = await send(team, 'PUT', '/experiments/x0', { conditions: conditionOf(62) });
+    expect(grown).toMatchObject(refusal('/body/conditions'));
+    expect((await send(team, 'GET', '/experiments/x0')).body.data.conditions).toEqual(conditionOf(55));
+    expect(await configBytes(team)).toBeLessThanOrEqual(TEAM_LIMITS.configBytes);
+
+    // … and room made by a stop can be used again
+    expect((await send(team, 'POST', '/experiments/x0/stop')).status).toBe(200);
+    expect((await send(team, 'POST', `/experiments/x${started}/start`)).status).toBe(200);
   });
 });
