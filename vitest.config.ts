@@ -1,8 +1,8 @@
 import { availableParallelism } from 'node:os';
 import { configDefaults, defineConfig } from 'vitest/config';
 
-/** The files that replace a module (node:crypto's timingSafeEqual, JSON.stringify, spied on) or a browser's globals: they run isolated. */
-const SPYING = ['test/server/config-stream-bounds.test.ts', 'test/server/credentials.test.ts', 'test/sdk/page-hide.test.ts'];
+/** The files that replace a module (node:crypto's timingSafeEqual, JSON.stringify, the condition evaluator, spied on) or a browser's globals: they run isolated. */
+const SPYING = ['test/server/config-stream-bounds.test.ts', 'test/server/credentials.test.ts', 'test/server/ingest-write-lock.test.ts', 'test/sdk/page-hide.test.ts'];
 
 export default defineConfig({
   test: {

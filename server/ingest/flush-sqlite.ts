@@ -4,10 +4,13 @@ import type { Db } from '../storage/database';
 import { utcDay } from '../storage/values';
 import { keyId } from './keys';
 import type { NamedKey } from './keys';
-import { participantKey, type Flush, type FlushRead, type FlushStatements, type Histories, type NamedParticipant, type StoredParticipants } from './set-based';
+import { participantKey, type Flush, type FlushRead, type FlushStatements, type Histories, type NamedParticipant, type Opening, type StoredParticipants } from './set-based';
 
 // A writer in any process waits here (busy timeout) until the others have committed.
 const BEGIN = CompiledQuery.raw('begin immediate');
+// A reader takes no lock: it reads one snapshot of the database (WAL) while writers commit.
+const BEGIN_READ = CompiledQuery.raw('begin');
+const END_READ = CompiledQuery.raw('rollback');
 const COMMIT = CompiledQuery.raw('commit');
 
 /** Rows bound as one parameter: a JSON array of arrays, read back by `json_each` and `->>`. */
@@ -17,13 +20,27 @@ const rowsOf = (rows: unknown[][]) => JSON.stringify(rows);
  * SQLite: the same flush as PostgreSQL's, with rows bound as JSON arrays (`json_each`). No
  * round trips to save here; what a flush saves is SQLite's per-statement work: two reads (one
  * when every ingest is refused, three more when some participants are stored already, one more
- * when some carry an idempotency key) and at most ten writes a flush, where each ingest alone
- * took about ten statements.
+ * when some carry an idempotency key) in its snapshot, the same again under the write lock, and
+ * at most ten writes a flush, where each ingest alone took about ten statements.
  */
 export const sqliteFlush: FlushStatements = {
-  async open(connection, { teams, month, keys, cutoff, expected }) {
+  async open(connection, opening) {
     await connection.executeQuery(BEGIN);
-    return { read: await read(connection, teams, month, keys, cutoff), participants: await storedParticipants(connection, expected) };
+    return reads(connection, opening);
+  },
+
+  // One write lock serves every team of every process: a flush decides — evaluates conditions,
+  // places participants — on what it read in a snapshot, and under the lock only reads again to
+  // check it (snapshot-check.ts). A team's hostile conditions keep no other team's writer waiting.
+  snapshot: {
+    async open(connection, opening) {
+      await connection.executeQuery(BEGIN_READ);
+      return reads(connection, opening);
+    },
+    // It wrote nothing: a flush's commit stays the one of its write.
+    async close(connection) {
+      await connection.executeQuery(END_READ);
+    },
   },
 
   participants: storedParticipants,
@@ -38,6 +55,10 @@ export const sqliteFlush: FlushStatements = {
   // 10 ms for these rows (bench/README.md, isolation).
   flushRows: 1000,
 };
+
+async function reads(db: Db, { teams, month, keys, cutoff, expected }: Opening): Promise<{ read: FlushRead; participants: StoredParticipants }> {
+  return { read: await read(db, teams, month, keys, cutoff), participants: await storedParticipants(db, expected) };
+}
 
 async function storedParticipants(db: Db, named: NamedParticipant[]): Promise<StoredParticipants> {
   if (named.length === 0) return { rows: [], histories: { enrolments: [], exclusions: [], conversions: [] } };

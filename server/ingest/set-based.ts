@@ -18,6 +18,7 @@ import type { ResolvedVariant } from '../variants/store';
 import { contextAt, eventOf, experimentOf, variantsIn, type IngestContext, type IngestContexts } from './context';
 import { keyCutoff, KeyedItems, type NamedKey, type StoredKey } from './keys';
 import { quotaMonth } from './quota';
+import { snapshotOf, stillHolds, type Snapshot } from './snapshot-check';
 
 type IngestRequest = components['schemas']['IngestRequest'];
 type IngestOutcome = components['schemas']['IngestOutcome'];
@@ -115,6 +116,14 @@ export interface FlushStatements {
    */
   commitAssuming?(connection: Db, checks: AssumedChecks, flush: Flush | undefined): Promise<QuotaUse | undefined>;
   /**
+   * Where one write lock serves the whole database, for every team and process (SQLite): a read
+   * transaction — a snapshot, taking no lock — in which `open` reads what `open` reads. The flush
+   * decides on it (conditions evaluated, variants chosen) before it takes the lock; under the lock
+   * it reads again and writes what it decided if what that depended on still holds
+   * (snapshot-check.ts), else decides again there.
+   */
+  snapshot?: { open: FlushStatements['open']; close(connection: Db): Promise<void> };
+  /**
    * The next flush may open, on a connection of its own, while this one writes and commits: its
    * teams' locks, taken first when it opens, keep it from reading any team this one writes
    * before this one has committed (PostgreSQL). SQLite has one writer.
@@ -161,7 +170,10 @@ export interface FlushSeen {
  * each caller is answered after the commit.
  * Given an assumption the engine can check, it decides first, on the assumption, and sends the
  * check, the write and the commit at once; where the check fails it reads as above, still under
- * its locks, and decides again.
+ * its locks, and decides again. Where the engine has one write lock for the whole database
+ * (FlushStatements.snapshot), it reads and decides in a snapshot first, without the lock, and
+ * under it reads again: what it decided is written if what it read still holds, else it decides
+ * again there.
  */
 export async function flushIngests(db: Db, statements: FlushStatements, jobs: IngestJob[], options: FlushOptions): Promise<FlushSeen> {
   let flushed: Flushed = { outcomes: [], used: new Map() };
@@ -266,16 +278,46 @@ async function ingestAll(db: Db, statements: FlushStatements, jobs: IngestJob[],
       afterAssumption = true;
     }
   }
+  const opening = { teams, month, cutoff, expected, afterAssumption };
+  const early = statements.snapshot && !afterAssumption ? await decideOnSnapshot(db, statements, jobs, opening, at) : undefined;
   const keyed = new KeyedItems(jobs);
-  const { read, participants: stored } = await statements.open(db, { teams, month, keys: keyed.named, cutoff, expected, afterAssumption });
+  const { read, participants: stored } = await statements.open(db, { ...opening, keys: keyed.named });
   const gone = teams.find((team) => !read.versions.has(team));
   if (gone !== undefined) throw new Error(`No team ${gone}.`);
+  if (early && stillHolds(early.seen, jobs, read, await readParticipants(db, statements, early.decided.admitted, expected, stored))) {
+    writing([...early.flush.participants.keys()]);
+    await statements.commit(db, early.decided.admitted.length > 0 ? early.flush : undefined);
+    const used = new Map([...read.used].map(([team, count]) => [team, count + (early.decided.quota.get(team) ?? 0)]));
+    return { outcomes: outcomesOf(jobs, early.decided, early.accepted), used };
+  }
   const decided = await decide(db, jobs, keyed, read, at);
   const participants = await readParticipants(db, statements, decided.admitted, expected, stored);
   const { flush, accepted } = settle(decided, { at, month, cutoff, participants });
   writing([...flush.participants.keys()]);
   await statements.commit(db, decided.admitted.length > 0 ? flush : undefined);
   return { outcomes: outcomesOf(jobs, decided, accepted), used: read.used, ...(afterAssumption && { assumed: 'changed' as const }) };
+}
+
+/**
+ * The flush decided in a snapshot (FlushStatements.snapshot), outside the write lock, with what
+ * the decision depended on; none if a team is gone (the flush under the lock says so).
+ */
+async function decideOnSnapshot(db: Db, statements: FlushStatements, jobs: IngestJob[], opening: Omit<Opening, 'keys'>, at: string) {
+  const keyed = new KeyedItems(jobs);
+  const { read, participants: stored } = await statements.snapshot!.open(db, { ...opening, keys: keyed.named });
+  let decided: Decided;
+  let participants: Map<string, ParticipantState>;
+  let seen: Snapshot;
+  try {
+    if (opening.teams.some((team) => !read.versions.has(team))) return undefined;
+    const usedBefore = new Map(read.used);
+    decided = await decide(db, jobs, keyed, read, at);
+    participants = await readParticipants(db, statements, decided.admitted, opening.expected, stored);
+    seen = snapshotOf({ ...read, used: usedBefore }, participants, decided.admitted.map((unit) => participantKey(unit.job.team.id, unit.given.key)));
+  } finally {
+    await statements.snapshot!.close(db);
+  }
+  return { seen, decided, ...settle(decided, { at, month: opening.month, cutoff: opening.cutoff, participants }) };
 }
 
 /** A flush's decisions: its accepted ingests in order, its refused ones, and what each team accepts. */
