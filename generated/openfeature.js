@@ -35,6 +35,7 @@ function openFeatureResolution(flag, outcome, experiment, now) {
 
 // sdk/openfeature-resolve.ts
 var FLAG_TYPES = { boolean: "boolean", string: "string", number: "number", object: "json" };
+var NOT_IN_A_KEY = /[\s/\x00-\x1F\x7F-\x9F\u061C\u200E\u200F\u202A-\u202E\u2066-\u2069]/;
 var MAX_ATTRIBUTES = 50;
 function failed(defaultValue, errorCode, errorMessage) {
   return { value: defaultValue, reason: "ERROR", errorCode, errorMessage };
@@ -55,8 +56,10 @@ function resolveFlag(client, flagKey, type, defaultValue, context) {
   }
   if (details.value === null && details.text !== null) return failed(defaultValue, "PARSE_ERROR", `${flagKey}'s value does not read as a ${flagType}`);
   const resolution = openFeatureResolution(details.flag, details, details.experiment, Date.now());
-  const value = details.value === null ? defaultValue : details.value;
-  return { value, reason: resolution.reason, ...resolution.variant ? { variant: resolution.variant } : {}, ...resolution.metadata ? { flagMetadata: resolution.metadata } : {} };
+  const resolved = { value: details.value === null ? defaultValue : details.value, reason: resolution.reason };
+  if (resolution.variant !== void 0) resolved.variant = resolution.variant;
+  if (resolution.metadata !== void 0) resolved.flagMetadata = resolution.metadata;
+  return resolved;
 }
 function needsParticipant(flag) {
   return flag.enabled && (flag.rules ?? []).some((rule) => rule.type === "rollout" || rule.type === "experiment");
@@ -64,8 +67,9 @@ function needsParticipant(flag) {
 function participantOf(context) {
   const attributes = {};
   let count = 0;
-  for (const [name, value] of Object.entries(context)) {
-    if (name === "targetingKey" || value === void 0) continue;
+  for (const name in context) {
+    const value = context[name];
+    if (name === "targetingKey" || value === void 0 || !Object.hasOwn(context, name)) continue;
     const read = attributeOf(value);
     if (read === void 0) return { problem: `context key ${name} must be a string, number, boolean, date or an array of those` };
     attributes[name] = read;
@@ -73,7 +77,7 @@ function participantOf(context) {
   }
   if (count > MAX_ATTRIBUTES) return { problem: `the context has ${count} attributes; at most ${MAX_ATTRIBUTES}` };
   const key = context.targetingKey;
-  if (key !== void 0 && key !== "" && (typeof key !== "string" || key.length > 255 || /[\s/\x00-\x1F\x7F-\x9F\u061C\u200E\u200F\u202A-\u202E\u2066-\u2069]/.test(key))) {
+  if (key !== void 0 && key !== "" && (typeof key !== "string" || key.length > 255 || NOT_IN_A_KEY.test(key))) {
     return { problem: "targetingKey must be a participant key: 1\u2013255 characters, no whitespace, no / and no control characters" };
   }
   return { key: key || void 0, attributes: count > 0 ? attributes : void 0 };

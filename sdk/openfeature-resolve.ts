@@ -11,6 +11,8 @@ type ErrorCode = 'PROVIDER_NOT_READY' | 'FLAG_NOT_FOUND' | 'PARSE_ERROR' | 'TYPE
 
 /** The flag type each OpenFeature value type reads. */
 const FLAG_TYPES: Record<FlagValueType, string> = { boolean: 'boolean', string: 'string', number: 'number', object: 'json' };
+// eslint-disable-next-line no-control-regex
+const NOT_IN_A_KEY = /[\s/\x00-\x1F\x7F-\x9F\u061C\u200E\u200F\u202A-\u202E\u2066-\u2069]/;
 /** Attributes as the contract bounds them; more is an INVALID_CONTEXT (the service would refuse the exposure). */
 const MAX_ATTRIBUTES = 50;
 
@@ -37,8 +39,10 @@ export function resolveFlag<T>(client: Client, flagKey: string, type: FlagValueT
   }
   if (details.value === null && details.text !== null) return failed(defaultValue, 'PARSE_ERROR', `${flagKey}'s value does not read as a ${flagType}`);
   const resolution = openFeatureResolution(details.flag, details, details.experiment, Date.now());
-  const value = details.value === null ? defaultValue : (details.value as T);
-  return { value, reason: resolution.reason, ...(resolution.variant ? { variant: resolution.variant } : {}), ...(resolution.metadata ? { flagMetadata: resolution.metadata } : {}) };
+  const resolved: ResolutionDetails<T> = { value: details.value === null ? defaultValue : (details.value as T), reason: resolution.reason };
+  if (resolution.variant !== undefined) resolved.variant = resolution.variant;
+  if (resolution.metadata !== undefined) resolved.flagMetadata = resolution.metadata;
+  return resolved;
 }
 
 /** A rollout's or an experiment's decision depends on who the participant is. */
@@ -54,8 +58,9 @@ function needsParticipant(flag: { enabled: boolean; rules?: Array<{ type: string
 export function participantOf(context: EvaluationContext): { key?: string; attributes?: Attributes; problem?: string } {
   const attributes: Attributes = {};
   let count = 0;
-  for (const [name, value] of Object.entries(context)) {
-    if (name === 'targetingKey' || value === undefined) continue;
+  for (const name in context) {
+    const value = context[name];
+    if (name === 'targetingKey' || value === undefined || !Object.hasOwn(context, name)) continue;
     const read = attributeOf(value);
     if (read === undefined) return { problem: `context key ${name} must be a string, number, boolean, date or an array of those` };
     attributes[name] = read;
@@ -63,8 +68,7 @@ export function participantOf(context: EvaluationContext): { key?: string; attri
   }
   if (count > MAX_ATTRIBUTES) return { problem: `the context has ${count} attributes; at most ${MAX_ATTRIBUTES}` };
   const key = context.targetingKey;
-  // eslint-disable-next-line no-control-regex
-  if (key !== undefined && key !== '' && (typeof key !== 'string' || key.length > 255 || /[\s/\x00-\x1F\x7F-\x9F\u061C\u200E\u200F\u202A-\u202E\u2066-\u2069]/.test(key))) {
+  if (key !== undefined && key !== '' && (typeof key !== 'string' || key.length > 255 || NOT_IN_A_KEY.test(key))) {
     return { problem: 'targetingKey must be a participant key: 1–255 characters, no whitespace, no / and no control characters' };
   }
   return { key: key || undefined, attributes: count > 0 ? attributes : undefined };

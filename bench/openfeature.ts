@@ -1,0 +1,117 @@
+// `node --import tsx bench/openfeature.ts [--rounds 11] [--seconds 1]`: the package's OpenFeature
+// server provider (generated/openfeature.js, as consumers get it) against the SDK's own feature()
+// on the same config, in one process, rounds alternating — what the wrapper adds to a decision.
+// The real server, a process of its own on scratch SQLite, serves the config: a team with 3
+// running experiments and 30 flags (a force rule on two conditions and a rollout on a third;
+// every tenth also an experiment rule), 20 000 participants with attributes. Contenders:
+// - feature(): the SDK's client, as an application calls it;
+// - resolveStringEvaluation(): the provider's, awaited, with the context OpenFeature passes it
+//   (targetingKey and the attributes), which the provider reads back into a participant;
+// - getStringValue(): the same through @openfeature/server-sdk's client (its hooks and context
+//   merging), for information.
+// Exposures go to queues of 1 that drop them (their bookkeeping counts). Prints the figures and
+// writes bench/results/<day>-openfeature.json.
+import { writeFileSync } from 'node:fs';
+import { parseArgs } from 'node:util';
+import { OpenFeature } from '@openfeature/server-sdk';
+import { createTeam } from '../server/admin/service';
+import { openStorage } from '../server/storage/database';
+import { ExperimentationServerProvider } from '../generated/openfeature.js';
+import { closeAll, startRealServer } from './lib/environment';
+import { spread } from './lib/stats';
+import { scratchStorage } from './lib/storage';
+
+const { values } = parseArgs({ options: { rounds: { type: 'string', default: '11' }, seconds: { type: 'string', default: '1' } } });
+const rounds = Number(values.rounds);
+const seconds = Number(values.seconds);
+
+const scratch = await scratchStorage('sqlite');
+const server = await startRealServer('server', scratch, { cpuProf: false });
+const storage = await openStorage({ ...scratch.options, poolSize: 1 });
+const created = await createTeam(storage.db, { name: 'openfeature bench', email: 'openfeature@bench.example' }).finally(() => storage.close());
+const team = created.team.id;
+const api = (method: string, path: string, body?: unknown) =>
+  fetch(`${server.url}/api/teams/${team}${path}`, { method, headers: { authorization: `Bearer ${created.token}`, 'content-type': 'application/json' }, body: JSON.stringify(body) }).then(async (response) => {
+    if (response.status !== 200) throw new Error(`${method} ${path}: ${response.status} ${await response.text()}`);
+  });
+
+const EXPERIMENTS = 3;
+const FLAGS = 30;
+await api('POST', '/events', { key: 'purchase', type: 'count' });
+for (let e = 0; e < EXPERIMENTS; e++) {
+  await api('POST', '/experiments', { key: `test_${e}`, event: 'purchase', coverage: e === 1 ? 80 : 100, ...(e === 0 && { conditions: { country: { $in: ['DE', 'US'] } } }) });
+  for (const variant of ['control', 'treatment']) await api('POST', `/experiments/test_${e}/variants`, { key: variant, control: variant === 'control' });
+  await api('POST', `/experiments/test_${e}/start`);
+}
+for (let f = 0; f < FLAGS; f++) {
+  const experimentRule = f % 10 === 0 ? [{ type: 'experiment', experiment: `test_${f / 10}`, variants: { treatment: 'treated' } }] : [];
+  const rules = [{ type: 'force', conditions: { country: 'CH', plan: 'pro' }, value: 'swiss' }, ...experimentRule, { type: 'rollout', conditions: { plan: { $ne: 'free' } }, percentage: 40, value: 'on' }];
+  await api('POST', '/features', { key: `flag_${f}`, type: 'string', enabled: true, value: 'off', rules });
+}
+
+const COUNTRIES = ['DE', 'US', 'CH', 'FR'];
+const PLANS = ['free', 'pro', 'team'];
+const contexts = Array.from({ length: 20_000 }, (_, i) => ({ targetingKey: `user-${i}`, country: COUNTRIES[i % 4]!, plan: PLANS[(i >> 2) % 3]! }));
+const attributes = contexts.map(({ targetingKey: _, ...rest }) => rest);
+const flagKeys = Array.from({ length: FLAGS }, (_, f) => `flag_${f}`);
+
+const options = { baseUrl: server.url, team, ingestKey: created.ingest_key, stream: false, flushIntervalMs: 3_600_000, maxQueue: 1, onError: () => undefined };
+const provider = new ExperimentationServerProvider(options);
+await OpenFeature.setProviderAndWait(provider);
+const client = OpenFeature.getClient();
+// The SDK's own client, deciding from the config the provider holds.
+const { createClient } = await import('../generated/sdk.js');
+const sdk = createClient(options);
+await sdk.ready();
+if (JSON.stringify(sdk.config()) !== JSON.stringify(provider.client.config())) throw new Error('the SDK and the provider read different configs');
+
+type Decide = (i: number) => string | null | Promise<string | null>;
+const contenders: Record<string, Decide> = {
+  'feature()': (i) => sdk.feature<string>(flagKeys[i % FLAGS]!, contexts[i % contexts.length]!.targetingKey, attributes[i % contexts.length]),
+  'provider resolveStringEvaluation()': async (i) => (await provider.resolveStringEvaluation(flagKeys[i % FLAGS]!, 'off', contexts[i % contexts.length]!)).value,
+  'OpenFeature getStringValue()': (i) => client.getStringValue(flagKeys[i % FLAGS]!, 'off', contexts[i % contexts.length]!),
+};
+
+// The provider serves what feature() serves, for every participant and flag.
+for (let i = 0; i < contexts.length * 3; i++) {
+  const [own, wrapped] = [await contenders['feature()']!(i), await contenders['provider resolveStringEvaluation()']!(i)];
+  if (own !== wrapped) throw new Error(`participant ${i % contexts.length}, ${flagKeys[i % FLAGS]}: feature() ${own}, provider ${wrapped}`);
+}
+
+let sink = 0;
+async function rate(decide: Decide, forSeconds: number): Promise<number> {
+  let done = 0;
+  const started = performance.now();
+  const until = started + forSeconds * 1000;
+  do {
+    for (let i = 0; i < 1000; i++) sink += (await decide(done + i))?.length ?? 0;
+    done += 1000;
+  } while (performance.now() < until);
+  return done / ((performance.now() - started) / 1000);
+}
+for (const decide of Object.values(contenders)) await rate(decide, seconds / 2); // warm up the JIT
+const rates = Object.fromEntries(Object.keys(contenders).map((name) => [name, [] as number[]]));
+const ratios: number[] = [];
+for (let round = 0; round < rounds; round++) {
+  // Each round in the other order, so that neither contender always runs after the other.
+  const measured: Record<string, number> = {};
+  const order = round % 2 === 0 ? Object.entries(contenders) : Object.entries(contenders).reverse();
+  for (const [name, decide] of order) rates[name]!.push((measured[name] = await rate(decide, seconds)));
+  ratios.push(measured['provider resolveStringEvaluation()']! / measured['feature()']!);
+}
+await OpenFeature.close();
+await sdk.close();
+await closeAll();
+
+const results = {
+  date: new Date().toISOString(),
+  rounds,
+  seconds,
+  decisions: Object.fromEntries(Object.entries(rates).map(([name, list]) => [name, spread(list)])),
+  'provider / feature() per round': ratios.map((ratio) => Math.round(ratio * 1000) / 1000),
+  'provider / feature(), median': spread(ratios).median,
+  target: 0.9,
+};
+console.log(JSON.stringify(results, null, 2));
+writeFileSync(`bench/results/${new Date().toISOString().slice(0, 10)}-openfeature.json`, JSON.stringify(results, null, 2) + '\n');
+if (sink === Number.MIN_VALUE) console.log(sink);
