@@ -1,7 +1,8 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { CHROMIUM, launchChromium } from '../support/chromium';
 import { useServer } from '../support/engines';
 import { arrangeCheckout, EVENT, expectedStatistics, EXPERIMENT, FLAG, note, servedStatistics, type Journal } from '../support/sdk';
 import type { TestTeam } from '../support/server';
@@ -14,7 +15,6 @@ import type { TestTeam } from '../support/server';
  * through the API reaches the page over its config stream.
  */
 
-const CHROMIUM = '/usr/bin/chromium';
 const hasChromium = existsSync(CHROMIUM);
 if (!hasChromium) {
   if (process.env.CI === 'true') throw new Error(`${CHROMIUM} is required in CI (apt-get install -y chromium)`);
@@ -62,13 +62,7 @@ describe.skipIf(!hasChromium)('the SDK on a page in headless Chromium', () => {
   let browser: Browser;
 
   beforeAll(async () => {
-    // A page the test answers has no address of its own, so Chromium's local network access checks
-    // would take it for a public one and refuse its requests to the loopback service; a real page
-    // and service share an address space, or the service is public.
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--disable-features=LocalNetworkAccessChecks'],
-    });
+    browser = await launchChromium();
   }, 180_000);
   afterAll(async () => {
     await browser?.close();
