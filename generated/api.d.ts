@@ -696,6 +696,60 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/teams/{team}/ofrep/v1/evaluate/flags": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Evaluate every flag (OpenFeature OFREP)
+         * @description OFREP 0.3.0's bulk evaluation (`POST /ofrep/v1/evaluate/flags`), served under the team for OFREP's client-side providers (`baseUrl: https://<host>/api/teams/{team}`): every flag of the team decided for the context, as `ofrep_flag_evaluate` decides one (same credentials, context, reasons and variants, and the same exception to this document's rules through `x-ofrep`: no `data` envelope, OFREP's error bodies for 400 and 500). A flag whose decision needs a `targetingKey` the context lacks is a TARGETING_KEY_MISSING entry in `flags`; the others still answer.
+         *
+         *     **Nothing is stored.** The bulk evaluation enrols nobody and records no exposure, because the service cannot know which of the flags the page will read; a page that needs its exposures counted evaluates the flags it shows one by one (`ofrep_flag_evaluate`) or uses the package's SDK, which reports exposures for the flags it reads.
+         *
+         *     **Caching.** The answer carries an `ETag` (a digest of its body); a request whose `If-None-Match` names it is answered 304 with no body — the credential and team are still checked first. The digest changes exactly when some flag's answer for this context changes, so a provider polling with its ETag costs one evaluation and no transfer.
+         *
+         *     Role: any member of the team (`viewer`, `editor` or `admin`), with any API token.
+         */
+        post: operations["ofrep_flags_evaluate"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/teams/{team}/ofrep/v1/evaluate/flags/{feature}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Evaluate one flag (OpenFeature OFREP)
+         * @description OFREP 0.3.0's single-flag evaluation (`POST /ofrep/v1/evaluate/flags/{key}`), served under the team so that a community OFREP provider configured with `baseUrl: https://<host>/api/teams/{team}` works unchanged, in every OpenFeature language. Bodies, statuses and headers are OFREP's own, not this document's: the answer has no `data` envelope, and its 400, 404 and 500 have OFREP's error bodies (`errorCode`, `errorDetails`) as `application/json` — the one exception to this document's rules, made by the `x-ofrep` extension that only the `…/ofrep/v1/…` operations carry. Other statuses (401, 403, 413, 415, 429 with `Retry-After`, 503) are answered as everywhere, with problem bodies, where OFREP defines no body.
+         *
+         *     **Credential.** The team's ingest key, as `Authorization: Bearer <key>` or as `X-API-Key: <key>` (OFREP's two schemes), or an API token of a member. A valid credential of another team is 403.
+         *
+         *     **Decision.** The context's `targetingKey` is the participant and its other properties are attributes; the flag is decided by the same code as `POST …/evaluate` and the package's `evaluateConfig`, at the server's clock. The answer's `reason`, `variant` and `metadata` are those of OfrepEvaluation. A decision that reaches a rollout or an experiment rule needs the participant: without `targetingKey` it is 400 TARGETING_KEY_MISSING. A key that is no flag of the team is 404 FLAG_NOT_FOUND.
+         *
+         *     **Exposures.** When the decision reaches an experiment rule whose experiment has the participant (as the package's SDK reports exposures for a flag), the participant is enrolled in that experiment before the answer — created if new, its context attributes stored when there are any, one ingest per experiment counted against the quota — and the answer is decided by its stored, sticky variant: the exposure counts in the experiment's results, exactly as the SDK's would. If the enrolment cannot be recorded (the quota is used up, the experiment stopped meanwhile) the flag is still answered, by hash, and nothing is stored. The bulk evaluation (`POST …/ofrep/v1/evaluate/flags`) enrols nobody.
+         *
+         *     Role: `editor` or `admin`, with a token that is not read-only (otherwise 403).
+         */
+        post: operations["ofrep_flag_evaluate"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -2053,6 +2107,117 @@ export interface components {
             experiment_reasons: {
                 [key: string]: "assigned" | "enrolled" | "not_enrolled" | "conditions" | "exclusion_group" | "coverage" | "no_variant";
             };
+        };
+        /** @description An attribute's value in an OFREP context, as in `attributes`: a string of up to 1000 characters, a number, a boolean, or an array of up to 100 of those. */
+        OfrepContextValue: (string | number | boolean) | (string | number | boolean)[];
+        /**
+         * @description OpenFeature's evaluation context: `targetingKey` is the participant's key (a string that is a ParticipantKey: 1–255 characters, no whitespace, `/`, control characters or bidirectional marks; anything else is 400 INVALID_CONTEXT naming `/body/context/targetingKey`), every other property one of its attributes, with the values and bounds of `attributes` (a string of up to 1000 characters, a number, a boolean, or an array of up to 100 of those; no null, no nested object). A context that breaks these is answered 400 INVALID_CONTEXT naming the property. Nothing of the context is stored, except by a single-flag evaluation that enrols the participant (the attributes are then stored, as an ingest stores them).
+         * @example {
+         *       "targetingKey": "user-42",
+         *       "country": "DE",
+         *       "plan": "pro"
+         *     }
+         */
+        OfrepContext: {
+            [key: string]: components["schemas"]["OfrepContextValue"];
+        };
+        /** @description OFREP's evaluation request: the `context` to evaluate for. Without `context` (or with an empty one) the context is empty: flags whose decision needs no participant still answer. */
+        OfrepEvaluationRequest: {
+            context?: components["schemas"]["OfrepContext"];
+        };
+        /** @description Any JSON value inside a `json` flag's object. An array directly inside an array directly inside an array (`[[[1]]]`) is not described: JSON Schema's recursion through arrays has no TypeScript type. */
+        OfrepJsonValue: string | number | boolean | {
+            [key: string]: components["schemas"]["OfrepJsonValue"];
+        } | components["schemas"]["OfrepJsonItem"][] | null;
+        /** @description An item of an array inside an array of a `json` flag's object. */
+        OfrepJsonLeaf: string | number | boolean | {
+            [key: string]: components["schemas"]["OfrepJsonValue"];
+        } | null;
+        /** @description An item of an array inside a `json` flag's object. */
+        OfrepJsonItem: string | number | boolean | {
+            [key: string]: components["schemas"]["OfrepJsonValue"];
+        } | components["schemas"]["OfrepJsonLeaf"][] | null;
+        /**
+         * @description A `json` flag's value: the JSON object its text holds (at most 10 000 characters), whatever its properties. The one open object of the OFREP answers: the team wrote it.
+         * @example {
+         *       "limit": 10
+         *     }
+         */
+        OfrepObjectValue: {
+            [key: string]: components["schemas"]["OfrepJsonValue"];
+        };
+        /** @description OFREP's flag metadata: `experiment`, the key of the experiment whose variant decided the value, when one did. */
+        OfrepMetadata: {
+            experiment?: components["schemas"]["Key"];
+        };
+        /**
+         * @description One flag evaluated, as OFREP's `evaluationSuccess`. `value` is the flag's value read as its type — a boolean, a string, a number or a JSON object — and is absent when the flag defers to the application's default (OFREP's code default: a disabled flag, or a rule or own value that is null). `reason` and `variant`:
+         *
+         *     | what served | `reason` | `variant` | `metadata` |
+         *     |---|---|---|---|
+         *     | a disabled flag (no `value`) | `DISABLED` | — | — |
+         *     | a force rule (with or without conditions) | `TARGETING_MATCH` | `rule_<n>` | — |
+         *     | a rollout rule | `SPLIT` | `rule_<n>` | — |
+         *     | an experiment rule | `SPLIT` | the variant's key | `experiment` |
+         *     | the flag's own value, no rule in force now (none, or all outside their schedule) | `STATIC` | `default` | — |
+         *     | the flag's own value, every rule in force missed the participant | `UNKNOWN` | `default` | — |
+         *
+         *     `<n>` is the rule's 0-based position in the flag's `rules`, as `rule` of `POST …/evaluate` says it. OFREP 0.3.0 has no `DEFAULT` reason: a flag whose rules all missed answers its own value with `UNKNOWN` and variant `default`.
+         * @example {
+         *       "key": "new_checkout",
+         *       "value": true,
+         *       "reason": "SPLIT",
+         *       "variant": "treatment",
+         *       "metadata": {
+         *         "experiment": "checkout_button"
+         *       }
+         *     }
+         */
+        OfrepEvaluation: {
+            key: components["schemas"]["Key"];
+            /** @description The flag's value as its type; absent for the application's default. */
+            value?: boolean | string | number | components["schemas"]["OfrepObjectValue"];
+            /** @enum {string} */
+            reason: "STATIC" | "TARGETING_MATCH" | "SPLIT" | "DISABLED" | "UNKNOWN";
+            /** @description The experiment variant's key, `rule_<n>` or `default`. */
+            variant?: components["schemas"]["Key"];
+            metadata?: components["schemas"]["OfrepMetadata"];
+        };
+        /**
+         * @description The flag's key as OFREP's `key`: any text of up to 255 characters in a request (a key that is no flag of the team is FLAG_NOT_FOUND), a flag's Key in an answer.
+         * @example new_checkout
+         */
+        OfrepFlagKey: string;
+        /**
+         * @description One flag that could not be evaluated, as OFREP's `evaluationFailure`: `TARGETING_KEY_MISSING` when the context has no `targetingKey` and the decision needs one (a rollout or an experiment rule reached before any rule that applies without it); `INVALID_CONTEXT` or `PARSE_ERROR` for a request the service cannot read (400); `GENERAL` for a failure on the service's side (500). `errorDetails` says what, naming the field.
+         * @example {
+         *       "key": "new_checkout",
+         *       "errorCode": "TARGETING_KEY_MISSING",
+         *       "errorDetails": "Flag 'new_checkout' reaches a rollout or experiment rule, which needs the participant: send context.targetingKey."
+         *     }
+         */
+        OfrepEvaluationFailure: {
+            key: components["schemas"]["OfrepFlagKey"];
+            /** @enum {string} */
+            errorCode: "PARSE_ERROR" | "TARGETING_KEY_MISSING" | "INVALID_CONTEXT" | "GENERAL";
+            errorDetails?: string;
+        };
+        /** @description Every flag of the team evaluated for the context, as OFREP's `bulkEvaluationSuccess`: one entry per flag, in the config's order, each an evaluation or, where the decision needs a `targetingKey` the context lacks, a TARGETING_KEY_MISSING failure. */
+        OfrepBulkEvaluation: {
+            flags: (components["schemas"]["OfrepEvaluation"] | components["schemas"]["OfrepEvaluationFailure"])[];
+        };
+        /** @description OFREP's `bulkEvaluationFailure`: the whole request failed — `PARSE_ERROR` or `INVALID_CONTEXT` (400), `GENERAL` (500) — with `errorDetails` naming the field. */
+        OfrepBulkFailure: {
+            /** @enum {string} */
+            errorCode: "PARSE_ERROR" | "INVALID_CONTEXT" | "GENERAL";
+            errorDetails?: string;
+        };
+        /** @description OFREP's `flagNotFound`, for a key that is no flag of the team. */
+        OfrepFlagNotFound: {
+            key: components["schemas"]["OfrepFlagKey"];
+            /** @constant */
+            errorCode: "FLAG_NOT_FOUND";
+            errorDetails?: string;
         };
     };
     responses: {
@@ -4125,6 +4290,160 @@ export interface components {
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
+        /** @description Every flag evaluated for the context (OFREP's body, no `data` envelope), with an `ETag` naming this answer. */
+        OfrepBulkEvaluation: {
+            headers: {
+                ETag: components["headers"]["OfrepETag"];
+                "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "flags": [
+                 *         {
+                 *           "key": "new_checkout",
+                 *           "value": true,
+                 *           "reason": "SPLIT",
+                 *           "variant": "treatment",
+                 *           "metadata": {
+                 *             "experiment": "checkout_button"
+                 *           }
+                 *         },
+                 *         {
+                 *           "key": "page_size",
+                 *           "value": 25,
+                 *           "reason": "STATIC",
+                 *           "variant": "default"
+                 *         },
+                 *         {
+                 *           "key": "dark_mode",
+                 *           "reason": "DISABLED"
+                 *         },
+                 *         {
+                 *           "key": "beta_banner",
+                 *           "errorCode": "TARGETING_KEY_MISSING",
+                 *           "errorDetails": "Flag 'beta_banner' reaches a rollout or experiment rule, which needs the participant: send context.targetingKey."
+                 *         }
+                 *       ]
+                 *     }
+                 */
+                "application/json": components["schemas"]["OfrepBulkEvaluation"];
+            };
+        };
+        /** @description The evaluation is the one the caller's `If-None-Match` names: no body; keep the held flags. */
+        OfrepNotModified: {
+            headers: {
+                ETag: components["headers"]["OfrepETag"];
+                "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                [name: string]: unknown;
+            };
+            content?: never;
+        };
+        /** @description The request cannot be read — `PARSE_ERROR` for a body that is not JSON, `INVALID_CONTEXT` for a body or context that breaks its schema (the property named in `errorDetails`), `GENERAL` for an invalid team id. Nothing was done. */
+        OfrepBadBulk: {
+            headers: {
+                "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["OfrepBulkFailure"];
+            };
+        };
+        /** @description Something failed unexpectedly on the service's side. Report it with the time of the request. */
+        OfrepBulkFailed: {
+            headers: {
+                "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "errorCode": "GENERAL",
+                 *       "errorDetails": "Something went wrong on our side."
+                 *     }
+                 */
+                "application/json": components["schemas"]["OfrepBulkFailure"];
+            };
+        };
+        /** @description The flag evaluated for the context (OFREP's body, no `data` envelope). */
+        OfrepEvaluation: {
+            headers: {
+                "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["OfrepEvaluation"];
+            };
+        };
+        /** @description The request cannot be read — `PARSE_ERROR` for a body that is not JSON, `INVALID_CONTEXT` for a body or context that breaks its schema (the property named in `errorDetails`), `GENERAL` for an invalid team id — or the flag's decision needs a `targetingKey` the context lacks (`TARGETING_KEY_MISSING`: "Flag '<key>' reaches a rollout or experiment rule, which needs the participant: send context.targetingKey."). Nothing was done. */
+        OfrepBadEvaluation: {
+            headers: {
+                "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["OfrepEvaluationFailure"];
+            };
+        };
+        /** @description No flag of the team has this key — or there is no team with this id that the credential reaches (`errorDetails` says which). Nothing was done. */
+        OfrepFlagNotFound: {
+            headers: {
+                "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "key": "new_chekout",
+                 *       "errorCode": "FLAG_NOT_FOUND",
+                 *       "errorDetails": "Team 1 has no flag 'new_chekout'."
+                 *     }
+                 */
+                "application/json": components["schemas"]["OfrepFlagNotFound"];
+            };
+        };
+        /** @description Something failed unexpectedly on the service's side; nothing was recorded. Report it with the time of the request. */
+        OfrepEvaluationFailed: {
+            headers: {
+                "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "key": "new_checkout",
+                 *       "errorCode": "GENERAL",
+                 *       "errorDetails": "Something went wrong on our side."
+                 *     }
+                 */
+                "application/json": components["schemas"]["OfrepEvaluationFailure"];
+            };
+        };
     };
     parameters: {
         /**
@@ -4220,6 +4539,16 @@ export interface components {
          * @example user-42
          */
         ParticipantParameter: components["schemas"]["ParticipantKey"];
+        /**
+         * @description The `ETag` of a bulk evaluation the caller holds (or several, comma-separated). When one of them names the answer this request would get, the answer is 304 with no body.
+         * @example "Xq3v0c5gUe9zq1bWm8JcKw"
+         */
+        OfrepIfNoneMatch: string;
+        /**
+         * @description The flag's key (OFREP's `{key}`; case-sensitive). A key that is no flag of the team — including one that could not be a key, such as `new-checkout` — is 404 FLAG_NOT_FOUND.
+         * @example new_checkout
+         */
+        OfrepFlagParameter: components["schemas"]["OfrepFlagKey"];
     };
     requestBodies: {
         /** @description The event to create. */
@@ -4540,6 +4869,29 @@ export interface components {
                 "application/vnd.api+json": components["schemas"]["EvaluateRequest"];
             };
         };
+        /** @description OFREP's evaluation request. */
+        OfrepEvaluationPayload: {
+            content: {
+                /**
+                 * @example {
+                 *       "context": {
+                 *         "targetingKey": "user-42",
+                 *         "country": "DE"
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["OfrepEvaluationRequest"];
+                /**
+                 * @example {
+                 *       "context": {
+                 *         "targetingKey": "user-42",
+                 *         "country": "DE"
+                 *       }
+                 *     }
+                 */
+                "application/vnd.api+json": components["schemas"]["OfrepEvaluationRequest"];
+            };
+        };
     };
     headers: {
         /**
@@ -4572,6 +4924,11 @@ export interface components {
          * @example "1.42"
          */
         ETag: string;
+        /**
+         * @description Names this bulk evaluation: a digest of the answer's body, so it changes exactly when some flag's answer for this context changes (a change to the team's flags or experiments, or a rule's schedule starting or ending). Send it back as `If-None-Match` to be answered 304.
+         * @example "Xq3v0c5gUe9zq1bWm8JcKw"
+         */
+        OfrepETag: string;
     };
     pathItems: never;
 }
@@ -5979,6 +6336,72 @@ export interface operations {
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    ofrep_flags_evaluate: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description The `ETag` of a bulk evaluation the caller holds (or several, comma-separated). When one of them names the answer this request would get, the answer is 304 with no body.
+                 * @example "Xq3v0c5gUe9zq1bWm8JcKw"
+                 */
+                "If-None-Match"?: components["parameters"]["OfrepIfNoneMatch"];
+            };
+            path: {
+                /**
+                 * @description The team's integer id; a non-integer is 400 and an unknown id 404. A team the credential does not reach answers as an unknown one (404) on every operation but the team config, which answers a valid credential of another team 403.
+                 * @example 1
+                 */
+                team: components["parameters"]["TeamParameter"];
+            };
+            cookie?: never;
+        };
+        requestBody: components["requestBodies"]["OfrepEvaluationPayload"];
+        responses: {
+            200: components["responses"]["OfrepBulkEvaluation"];
+            304: components["responses"]["OfrepNotModified"];
+            400: components["responses"]["OfrepBadBulk"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["ConfigForbidden"];
+            404: components["responses"]["ConfigTeamNotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["OfrepBulkFailed"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    ofrep_flag_evaluate: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The team's integer id; a non-integer is 400 and an unknown id 404. A team the credential does not reach answers as an unknown one (404) on every operation but the team config, which answers a valid credential of another team 403.
+                 * @example 1
+                 */
+                team: components["parameters"]["TeamParameter"];
+                /**
+                 * @description The flag's key (OFREP's `{key}`; case-sensitive). A key that is no flag of the team — including one that could not be a key, such as `new-checkout` — is 404 FLAG_NOT_FOUND.
+                 * @example new_checkout
+                 */
+                feature: components["parameters"]["OfrepFlagParameter"];
+            };
+            cookie?: never;
+        };
+        requestBody: components["requestBodies"]["OfrepEvaluationPayload"];
+        responses: {
+            200: components["responses"]["OfrepEvaluation"];
+            400: components["responses"]["OfrepBadEvaluation"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["ConfigForbidden"];
+            404: components["responses"]["OfrepFlagNotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["OfrepEvaluationFailed"];
             503: components["responses"]["ServiceUnavailable"];
         };
     };

@@ -7862,6 +7862,33 @@ function experimentPlacement(experiment, participant, attributes) {
   return placement(targeting, { key: participant, attributes }, experiment.variants);
 }
 
+// server/domain/flag-decision.ts
+function decideFlag(flag, context) {
+  const outcome = evaluateFlag(flag, context);
+  const exposures = [];
+  if (outcome.reason === "disabled") return { outcome, exposures };
+  const rules = flag.rules ?? [];
+  const reached = outcome.rule === null ? rules : rules.slice(0, outcome.rule + 1);
+  for (const rule of reached) {
+    if (rule.type !== "experiment" || !isScheduled(rule, context.now)) continue;
+    if (rule.conditions && !evaluateCondition(rule.conditions, context.attributes)) continue;
+    const variant = context.variantOf(rule.experiment);
+    if (variant != null) exposures.push({ experiment: rule.experiment, variant });
+  }
+  const served = outcome.rule === null ? void 0 : rules[outcome.rule];
+  return served?.type === "experiment" ? { outcome, exposures, variant: { experiment: served.experiment, key: context.variantOf(served.experiment) } } : { outcome, exposures };
+}
+function hashedVariants(experimentOf, participant, attributes) {
+  const variants = /* @__PURE__ */ new Map();
+  return (key) => {
+    if (!variants.has(key)) {
+      const experiment = experimentOf(key);
+      variants.set(key, experiment ? experimentVariant(experiment, participant, attributes) : void 0);
+    }
+    return variants.get(key);
+  };
+}
+
 // server/domain/flag-types.ts
 var NUMBER2 = /^-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?$/;
 function readFlagValue(type, text) {
@@ -7915,28 +7942,10 @@ function decideExperiment(indexed, key, participant, attributes) {
 function decideFeature(indexed, key, participant, attributes, now) {
   const flag = indexed.features.get(key);
   if (!flag) return void 0;
-  const variants = /* @__PURE__ */ new Map();
-  const variantOf = (experimentKey) => {
-    if (!variants.has(experimentKey)) {
-      const experiment = indexed.experiments.get(experimentKey);
-      variants.set(experimentKey, experiment ? experimentVariant(experiment, participant, attributes) : void 0);
-    }
-    return variants.get(experimentKey);
-  };
-  const evaluation = evaluateFlag(flag, { participant, attributes, now, variantOf });
-  const exposures = [];
-  const decision = { value: indexed.typed.get(key).get(evaluation.value) ?? null, text: evaluation.value, flag, reason: evaluation.reason, rule: evaluation.rule, exposures };
-  if (evaluation.reason === "disabled") return decision;
-  const rules = flag.rules ?? [];
-  const reached = evaluation.rule === null ? rules : rules.slice(0, evaluation.rule + 1);
-  for (const rule of reached) {
-    if (rule.type !== "experiment" || !isScheduled(rule, now)) continue;
-    if (rule.conditions && !evaluateCondition(rule.conditions, attributes)) continue;
-    const variant = variantOf(rule.experiment);
-    if (variant != null) exposures.push({ experiment: rule.experiment, variant });
-  }
-  const served = evaluation.rule === null ? void 0 : rules[evaluation.rule];
-  return served?.type === "experiment" ? { ...decision, variant: { experiment: served.experiment, key: variantOf(served.experiment) } } : decision;
+  const variantOf = hashedVariants((experiment) => indexed.experiments.get(experiment), participant, attributes);
+  const { outcome, variant, exposures } = decideFlag(flag, { participant, attributes, now, variantOf });
+  const decision = { value: indexed.typed.get(key).get(outcome.value) ?? null, text: outcome.value, flag, reason: outcome.reason, rule: outcome.rule, exposures };
+  return variant ? { ...decision, variant } : decision;
 }
 
 // sdk/delivery.ts

@@ -27,6 +27,8 @@ interface Request {
   credential?: 'TOKEN' | 'INGEST_KEY';
   /** Its 200 is a stream of Server-Sent Events (the config stream): read as it comes, never to its end. */
   stream: boolean;
+  /** An OFREP operation (`x-ofrep`): OFREP's bodies, without `data`, and its own error bodies. */
+  ofrep: boolean;
 }
 
 function requestOf(document: Node, template: string, method: string, operation: Node): Request {
@@ -39,7 +41,7 @@ function requestOf(document: Node, template: string, method: string, operation: 
   const isPublic = security.some((requirement) => Object.keys(requirement).length === 0);
   const credential = isPublic ? undefined : first && 'ingestKey' in first ? 'INGEST_KEY' : 'TOKEN';
   const stream = 'text/event-stream' in (deref(document, operation.responses?.['200'] ?? {}).content ?? {});
-  return { method: method.toUpperCase(), template, path, body, credential, stream };
+  return { method: method.toUpperCase(), template, path, body, credential, stream, ofrep: operation['x-ofrep'] !== undefined };
 }
 
 const shellQuote = (text: string) => `'${text.replace(/'/g, `'\\''`)}'`;
@@ -81,8 +83,9 @@ function typescript(request: Request): string {
     '',
     `const api = createApiClient(process.env.${SAMPLE_ENVIRONMENT.baseUrl}!${credential});`,
     `const { data, error } = await ${call};`,
-    'if (error) throw new Error(`${error.status} ${error.detail}`);',
-    'console.log(data.data);',
+    ...(request.ofrep
+      ? ['// OFREP\'s own bodies: the evaluation itself, or an error with errorCode (400, 404, 500) or a problem.', 'if (error) throw new Error(JSON.stringify(error));', 'console.log(data);']
+      : ['if (error) throw new Error(`${error.status} ${error.detail}`);', 'console.log(data.data);']),
   ].join('\n');
 }
 

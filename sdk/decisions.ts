@@ -3,8 +3,7 @@
 // to report.
 import type { components } from '../generated/api';
 import { experimentVariant } from '../server/domain/evaluation';
-import { evaluateCondition } from '../server/domain/conditions';
-import { evaluateFlag, isScheduled } from '../server/domain/flag-rules';
+import { decideFlag, hashedVariants } from '../server/domain/flag-decision';
 import { readFlagValue, type TypedValue } from '../server/domain/flag-types';
 
 type Config = components['schemas']['Config'];
@@ -56,36 +55,12 @@ export interface FlagDecision {
   exposures: Array<{ experiment: string; variant: string }>;
 }
 
-/**
- * The flag's value, and its exposures: every experiment rule reached (up to the one that served,
- * or all of them when the flag's own value was served) whose schedule and conditions held and
- * that has the participant in its experiment — also when the participant's variant is not among
- * the rule's, since its value then came from that variant too; reporting treatment's exposures
- * only would bias the experiment.
- */
+/** The flag's value and its exposures (server/domain/flag-decision.ts), the value read as the flag's type. */
 export function decideFeature(indexed: IndexedConfig, key: string, participant: string, attributes: Attributes, now: number): FlagDecision | undefined {
   const flag = indexed.features.get(key);
   if (!flag) return undefined;
-  const variants = new Map<string, string | null | undefined>();
-  const variantOf = (experimentKey: string) => {
-    if (!variants.has(experimentKey)) {
-      const experiment = indexed.experiments.get(experimentKey);
-      variants.set(experimentKey, experiment ? experimentVariant(experiment, participant, attributes) : undefined);
-    }
-    return variants.get(experimentKey);
-  };
-  const evaluation = evaluateFlag(flag, { participant, attributes, now, variantOf });
-  const exposures: FlagDecision['exposures'] = [];
-  const decision = { value: indexed.typed.get(key)!.get(evaluation.value) ?? null, text: evaluation.value, flag, reason: evaluation.reason, rule: evaluation.rule, exposures };
-  if (evaluation.reason === 'disabled') return decision;
-  const rules = flag.rules ?? [];
-  const reached = evaluation.rule === null ? rules : rules.slice(0, evaluation.rule + 1);
-  for (const rule of reached) {
-    if (rule.type !== 'experiment' || !isScheduled(rule, now)) continue;
-    if (rule.conditions && !evaluateCondition(rule.conditions, attributes)) continue;
-    const variant = variantOf(rule.experiment);
-    if (variant != null) exposures.push({ experiment: rule.experiment, variant });
-  }
-  const served = evaluation.rule === null ? undefined : rules[evaluation.rule];
-  return served?.type === 'experiment' ? { ...decision, variant: { experiment: served.experiment, key: variantOf(served.experiment)! } } : decision;
+  const variantOf = hashedVariants((experiment) => indexed.experiments.get(experiment), participant, attributes);
+  const { outcome, variant, exposures } = decideFlag(flag, { participant, attributes, now, variantOf });
+  const decision = { value: indexed.typed.get(key)!.get(outcome.value) ?? null, text: outcome.value, flag, reason: outcome.reason, rule: outcome.rule, exposures };
+  return variant ? { ...decision, variant } : decision;
 }

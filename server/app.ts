@@ -20,6 +20,8 @@ import { rateLimiter } from './rate-limit/rate-limiter';
 import { useContractGate } from './contract/gate';
 import { ingestContexts } from './ingest/context';
 import { ingestRoutes } from './ingest/routes';
+import { apiKeyAsBearer } from './ofrep/credential';
+import { ofrepRoutes } from './ofrep/routes';
 import { participantRoutes } from './participants/routes';
 import { resultRoutes } from './results/routes';
 import { cachesFromEnv, configStreamsFromEnv, rateLimitFromEnv, trustProxyFromEnv, type CacheSettings, type RateLimitSettings, type TrustProxy } from './settings';
@@ -62,6 +64,7 @@ export function createApp({ storage, logger, validateResponses, validateRequests
   serveConsole(app);
   serveContract(app, { console: true });
 
+  app.use(apiKeyAsBearer);
   if (rateLimit.enabled) app.use(rateLimiter(rateLimit));
   const identify = identifyIn(storage.db, storage.engine);
   useContractGate(app, contract, identify, { validateRequests, validateResponses });
@@ -73,6 +76,7 @@ export function createApp({ storage, logger, validateResponses, validateRequests
   api.use(healthRoutes(storage));
   api.use(userRoutes(storage));
   api.use('/teams/:team/config', configRoutes(storage, { identify, streams: configStreams, configs }));
+  api.use('/teams/:team/ofrep/v1/evaluate', ofrepRoutes(storage, { configs, contexts }));
   api.use('/teams/:team', loadTeam(storage.db));
   api.use('/teams/:team', teamRoutes(storage));
   api.use('/teams/:team/events', eventRoutes(storage));

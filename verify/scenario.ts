@@ -10,6 +10,7 @@ const EVENT = `${TEAM}/events/{event}`;
 const EXPERIMENT = `${TEAM}/experiments/{experiment}`;
 const VARIANT = `${EXPERIMENT}/variants/{variant}`;
 const FEATURE = `${TEAM}/features/{feature}`;
+const OFREP = `${TEAM}/ofrep/v1/evaluate/flags`;
 const PARTICIPANT = `${TEAM}/participants/{participant}`;
 
 /** The keys the run creates: `<prefix>_goal`, `<prefix>_test`, … and participants `<prefix>-1`, `<prefix>-2`. */
@@ -188,8 +189,26 @@ async function features(session: Session, path: { team: number }, key: string) {
   const evaluated = await session.call({ purpose: 'evaluates the flags for a German participant, without enrolling it', operation: `POST ${TEAM}/evaluate`, path, credential: 'ingest-key', body: { participant: `${key}-visitor`, attributes: { country: 'DE' } }, expect: 200 });
   session.expectThat(`POST ${TEAM}/evaluate`, 'the force rule serves the German participant', (evaluated as { data?: { features?: Record<string, { value: string }> } })?.data?.features?.[key]?.value === 'german');
   await session.call({ purpose: 'an evaluation without a participant is 400', operation: `POST ${TEAM}/evaluate`, path, credential: 'ingest-key', body: { enrol: false }, expect: 400 });
+  await ofrep(session, path, key);
   await session.call({ purpose: 'deletes it', operation: `DELETE ${FEATURE}`, path: feature, expect: 200 });
   await session.call({ purpose: 'a flag that does not exist is 404', operation: `GET ${FEATURE}`, path: feature, expect: 404 });
+}
+
+/** OFREP's two evaluations on the kit's flag (a German force rule, then a rollout to everyone), with the ingest key as OFREP's X-API-Key too. */
+async function ofrep(session: Session, path: { team: number }, key: string) {
+  const [one, all] = [`POST ${OFREP}/{feature}`, `POST ${OFREP}`];
+  const german = { context: { targetingKey: `${key}-visitor`, country: 'DE' } };
+  const served = await session.call({ purpose: 'OFREP: evaluates the flag for a German participant', operation: one, path: { ...path, feature: key }, credential: 'ingest-key', body: german, expect: 200 });
+  session.expectThat(one, 'the force rule serves the German participant as TARGETING_MATCH', served?.value === 'german' && served?.reason === 'TARGETING_MATCH');
+  const byHeader = await session.call({ purpose: 'OFREP: the ingest key as X-API-Key', operation: one, path: { ...path, feature: key }, credential: 'ingest-key-header', body: { context: { targetingKey: `${key}-visitor` } }, expect: 200 });
+  session.expectThat(one, 'the rollout serves everyone else as SPLIT', byHeader?.value === 'rolled out' && byHeader?.reason === 'SPLIT');
+  await session.call({ purpose: 'OFREP: a rollout without targetingKey is 400 TARGETING_KEY_MISSING', operation: one, path: { ...path, feature: key }, credential: 'ingest-key', body: { context: { country: 'FR' } }, expect: 400 });
+  await session.call({ purpose: 'OFREP: a flag that does not exist is 404 FLAG_NOT_FOUND', operation: one, path: { ...path, feature: `${key}_none` }, credential: 'ingest-key', body: german, expect: 404 });
+  await session.call({ purpose: 'OFREP: no credential is 401', operation: one, path: { ...path, feature: key }, credential: 'none', body: german, expect: 401 });
+  const flags = await session.call({ purpose: 'OFREP: evaluates every flag', operation: all, path, credential: 'ingest-key', body: german, expect: 200 });
+  session.expectThat(all, "the kit's flag is among them", Array.isArray(flags?.flags) && flags.flags.some((flag: { key: string }) => flag.key === key));
+  await session.call({ purpose: 'OFREP: an unchanged evaluation is 304 with no body', operation: all, path, credential: 'ingest-key', headers: { 'if-none-match': '*' }, body: german, expect: 304 });
+  await session.call({ purpose: 'OFREP: a context attribute that is an object is 400 INVALID_CONTEXT', operation: all, path, credential: 'ingest-key', body: { context: { targetingKey: 'x', address: { city: 'Berlin' } } }, expect: 400 });
 }
 
 /**

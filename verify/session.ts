@@ -30,8 +30,8 @@ export interface Call {
   path?: Record<string, string | number>;
   query?: string;
   body?: unknown;
-  /** 'token' (the default), 'ingest-key', 'none', or a credential of its own. */
-  credential?: 'token' | 'ingest-key' | 'none' | { bearer: string };
+  /** 'token' (the default), 'ingest-key', the ingest key as OFREP's `X-API-Key` header, 'none', or a credential of its own. */
+  credential?: 'token' | 'ingest-key' | 'ingest-key-header' | 'none' | { bearer: string };
   /** Request headers of the call's own (`If-None-Match`), beside the credential and content type. */
   headers?: Record<string, string>;
   /** A stream (`text/event-stream`): read until this many messages came after `retry`, then closed. */
@@ -62,7 +62,8 @@ export class Session {
     const url = this.urlOf(operation, call);
     const headers: Record<string, string> = { ...call.headers };
     const bearer = this.bearerOf(call.credential ?? 'token');
-    if (bearer) headers.authorization = `Bearer ${bearer}`;
+    if (call.credential === 'ingest-key-header') headers['x-api-key'] = this.target.ingestKey;
+    else if (bearer) headers.authorization = `Bearer ${bearer}`;
     if (call.body !== undefined) headers['content-type'] = 'application/json';
     const request = `${operation.method} ${url.pathname}${url.search}`;
     const failures: string[] = [];
@@ -117,7 +118,7 @@ export class Session {
   }
 
   private bearerOf(credential: NonNullable<Call['credential']>): string | undefined {
-    if (credential === 'none') return undefined;
+    if (credential === 'none' || credential === 'ingest-key-header') return undefined;
     if (credential === 'token') return this.target.token;
     if (credential === 'ingest-key') return this.target.ingestKey;
     return credential.bearer;

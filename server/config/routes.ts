@@ -1,6 +1,7 @@
 import { Router } from 'express';
 import type { Identify } from '../auth/authenticate';
 import { hashCredential } from '../auth/credentials';
+import { matchesAny } from '../http/conditional';
 import type { Storage } from '../storage/database';
 import { loadTeam, teamOf } from '../teams/middleware';
 import { currentConfig, type TeamConfigs } from './service';
@@ -27,13 +28,4 @@ export function configRoutes(storage: Storage, { identify, streams, configs }: {
     serveConfigStream({ storage, configs, identify, streams }, req, res, teamOf(res), { bearer, hash: hashCredential(bearer) });
   });
   return router;
-}
-
-/** Whether an If-None-Match header names the entity tag (weak comparison, as RFC 9110 asks for If-None-Match). */
-function matchesAny(ifNoneMatch: string | undefined, etag: string): boolean {
-  if (ifNoneMatch === undefined) return false;
-  return ifNoneMatch.split(',').some((tag) => {
-    const trimmed = tag.trim();
-    return trimmed === '*' || trimmed.replace(/^W\//, '') === etag;
-  });
 }

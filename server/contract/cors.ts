@@ -5,7 +5,7 @@ import type { ContractDocument } from './document';
 const METHODS = ['get', 'put', 'post', 'delete', 'patch', 'head', 'options', 'trace'] as const;
 
 /** What a browser may send cross-origin: the bearer credential, a JSON body, and an SDK's config revalidation and stream resumption. */
-export const CORS_ALLOWED_HEADERS = 'Authorization, Content-Type, If-None-Match, Last-Event-ID';
+export const CORS_ALLOWED_HEADERS = 'Authorization, Content-Type, If-None-Match, Last-Event-ID, X-API-Key';
 /** Answer headers a page may read besides the CORS-safelisted ones (ETag: for If-None-Match). */
 export const CORS_EXPOSED_HEADERS = 'Retry-After, RateLimit-Limit, RateLimit-Remaining, RateLimit-Reset, ETag';
 /** How long a browser may reuse a preflight's answer: 2 hours, the most Chromium honours. */

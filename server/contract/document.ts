@@ -13,7 +13,7 @@ type ParameterOrRef = Parameter | { $ref: string };
 /** The parts of the bundled OpenAPI document the server reads itself. */
 export interface ContractDocument {
   security?: SecurityRequirement[];
-  paths: Record<string, Partial<Record<string, { operationId?: string; 'x-role'?: string; security?: SecurityRequirement[]; requestBody?: object; parameters?: ParameterOrRef[] }>>>;
+  paths: Record<string, Partial<Record<string, { operationId?: string; 'x-role'?: string; 'x-ofrep'?: string; security?: SecurityRequirement[]; requestBody?: object; parameters?: ParameterOrRef[] }>>>;
   components?: { parameters?: Record<string, Parameter> };
 }
 

@@ -13,6 +13,8 @@ export interface KnownOperation {
   /** The least role in the team an API token's user needs (the operation's `x-role`); none for operations outside a team. */
   role?: MemberRole;
   takesBody: boolean;
+  /** An OFREP operation (`x-ofrep`): its bodies, errors included, are OFREP's (ofrep/failure.ts). */
+  ofrep?: 'flag' | 'flags';
   /** Query parameters that take a list and allow it empty (no `minItems`): an empty value is the empty list. */
   listParameters: Set<string>;
   /** Integer query parameters and their bounds. */
@@ -45,6 +47,11 @@ export function operationOf(res: Response): KnownOperation {
   return res.locals.operation as KnownOperation;
 }
 
+function ofrepKind(operationId: string | undefined, kind: unknown): KnownOperation['ofrep'] {
+  if (kind === undefined || kind === 'flag' || kind === 'flags') return kind;
+  throw new Error(`${operationId}: x-ofrep '${String(kind)}' is not flag or flags`);
+}
+
 function toKnownPath(document: ContractDocument, template: string, item: ContractDocument['paths'][string]): KnownPath {
   const pattern = new RegExp('^' + template.replace(/\{[^}]+\}/g, '[^/]+') + '$');
   const operations = new Map<string, KnownOperation>();
@@ -62,6 +69,7 @@ function toKnownPath(document: ContractDocument, template: string, item: Contrac
       acceptsIngestKey: security.some((requirement) => 'ingestKey' in requirement),
       role,
       takesBody: operation.requestBody !== undefined,
+      ofrep: ofrepKind(operation.operationId, operation['x-ofrep']),
       listParameters: new Set(typed('array').filter((parameter) => !parameter.schema?.minItems).map((parameter) => parameter.name)),
       integerParameters: new Map(typed('integer').map(({ name, schema }) => [name, { minimum: schema?.minimum ?? 0, maximum: schema?.maximum ?? Number.MAX_SAFE_INTEGER }])),
     });

@@ -7,6 +7,7 @@ import { isStorageUnavailable } from '../storage/unavailable';
 import { BadRequest, Conflict, HttpError, NotFound, PayloadTooLarge, ServiceUnavailable, StorageUnavailable, UnsupportedMediaType } from './errors';
 import { loggedRequestOf } from './request-log';
 import type { KnownOperation } from '../contract/routing';
+import { ofrepFailure } from '../ofrep/failure';
 
 type Problem = components['schemas']['Problem'];
 
@@ -53,7 +54,10 @@ export function problemHandler(logger: Logger): ErrorRequestHandler {
     if (!known) logger.error({ err: error, req: loggedRequestOf(res) }, 'unhandled error');
     else if (known.status >= 500) logger.warn({ err: error, req: loggedRequestOf(res) }, 'storage unavailable');
     if (res.headersSent) return res.destroy();
-    sendProblem(res, known ?? new HttpError(500, 'Internal Server Error', 'internal', 'Something went wrong on our side.'));
+    const failure = known ?? new HttpError(500, 'Internal Server Error', 'internal', 'Something went wrong on our side.');
+    const ofrep = ofrepFailure(failure, res.locals.operation as KnownOperation | undefined, req);
+    if (ofrep) res.status(failure.status).set(failure.headers).json(ofrep);
+    else sendProblem(res, failure);
   };
 }
 

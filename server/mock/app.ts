@@ -12,6 +12,7 @@ import { requestLog } from '../http/request-log';
 import { operationOf } from '../contract/routing';
 import { teamIdOf } from '../teams/middleware';
 import type { TeamRow } from '../teams/store';
+import { apiKeyAsBearer } from '../ofrep/credential';
 import { documentedAnswer, preferenceOf, withRequestedKeys } from './examples';
 
 export interface MockOptions {
@@ -52,6 +53,7 @@ export function createMockApp({ logger, team, token, ingestKey }: MockOptions): 
   app.use(requestLog(logger));
   app.use(corsHandler(contract));
   serveContract(app, { console: false });
+  app.use(apiKeyAsBearer);
   useContractGate(app, contract, identify, { validateRequests: true, validateResponses: true });
   app.use('/api/teams/:team', (req, _res, next) => {
     const id = teamIdOf(String(req.params.team));

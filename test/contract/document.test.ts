@@ -119,6 +119,18 @@ const operations: Operation[] = Object.entries(doc.paths as Node).flatMap(([path
   }),
 );
 const operationByKey = new Map(operations.map((o) => [o.key, o]));
+
+/**
+ * The one exception to the document's rules: OFREP's operations (`x-ofrep`) answer a foreign
+ * standard's bodies — their 200s have no `data` envelope, and their OFREP error statuses
+ * (400, 404 for one flag, 500) answer OFREP's error bodies as application/json. Only operations
+ * under OFREP_PREFIX may carry the extension (checked in 4.), so no other path can use it.
+ */
+const OFREP_PREFIX = '/api/teams/{team}/ofrep/v1/';
+const isOfrep = (operation: { op: Node }) => operation.op['x-ofrep'] !== undefined;
+const ofrepErrorStatuses = (operation: { op: Node }): string[] => (operation.op['x-ofrep'] === 'flag' ? ['400', '404', '500'] : operation.op['x-ofrep'] === 'flags' ? ['400', '500'] : []);
+/** The value of a `json` flag in an OFREP answer: the object the team wrote, open by nature. */
+const OFREP_OPEN_VALUES: Pointer[] = ['OfrepObjectValue', 'OfrepJsonValue', 'OfrepJsonItem', 'OfrepJsonLeaf'].map((name) => `#/components/schemas/${name}`);
 const operationRows = operations.map((o) => [o.key, o] as [OperationKey, Operation]);
 
 interface Media {
@@ -491,7 +503,28 @@ describe('4. responses and operation metadata', () => {
     expect(operation.responses.map((r) => r.status).filter((s) => /^2/.test(s))).toEqual(['200']);
   });
 
-  it.each(operationRows.filter(([key]) => key !== CONFIG_STREAM))('%s: has a 200 whose JSON body is an object with `data` required, and no other 2xx', (_key, operation) => {
+  it('only operations under /api/teams/{team}/ofrep/v1/ carry x-ofrep, and both OFREP operations do', () => {
+    expect(operations.filter(isOfrep).map((o) => o.key).sort()).toEqual([`POST ${OFREP_PREFIX}evaluate/flags`, `POST ${OFREP_PREFIX}evaluate/flags/{feature}`]);
+    expect(operations.filter((o) => o.path.startsWith(OFREP_PREFIX)).every(isOfrep)).toBe(true);
+    expect(doc.info.description).toMatch(/`x-ofrep`[^]*only operations under `\/api\/teams\/\{team\}\/ofrep\/v1\/`/);
+  });
+
+  it.each(operationRows.filter(([, o]) => isOfrep(o)))('%s: has a 200 whose JSON body is OFREP\'s, without `data`, and its OFREP errors are OFREP error bodies', (_key, operation) => {
+    const media = mediaOf(statusOf(operation, '200')!);
+    expect(media.map((m) => m.mediaType)).toEqual([JSON_MEDIA]);
+    const schema = deref(media[0]!.media.schema, child(media[0]!.pointer, 'schema')).node;
+    expect(typesOf(schema)).toEqual(['object']);
+    expect(schema.properties).not.toHaveProperty(['data']);
+    expect(schema.required).toEqual(operation.op['x-ofrep'] === 'flags' ? ['flags'] : ['key', 'reason']);
+    for (const status of ofrepErrorStatuses(operation)) {
+      const error = mediaOf(statusOf(operation, status)!);
+      expect(error.map((m) => m.mediaType), status).toEqual([JSON_MEDIA]);
+      expect(deref(error[0]!.media.schema, child(error[0]!.pointer, 'schema')).node.required, status).toContain('errorCode');
+    }
+    expect(operation.responses.map((r) => r.status).filter((s) => /^2/.test(s))).toEqual(['200']);
+  });
+
+  it.each(operationRows.filter(([key, o]) => key !== CONFIG_STREAM && !isOfrep(o)))('%s: has a 200 whose JSON body is an object with `data` required, and no other 2xx', (_key, operation) => {
     const ok = statusOf(operation, '200');
     expect(ok).toBeDefined();
     const media = mediaOf(ok!);
@@ -535,7 +568,7 @@ describe('4. responses and operation metadata', () => {
   });
 
   const errorResponses = operations.flatMap((o) =>
-    o.responses.filter((r) => /^[45]/.test(r.status) || r.status === 'default').map((r) => [`${o.key} ${r.status}`, r] as const),
+    o.responses.filter((r) => (/^[45]/.test(r.status) || r.status === 'default') && !ofrepErrorStatuses(o).includes(r.status)).map((r) => [`${o.key} ${r.status}`, r] as const),
   );
   it('every operation has error responses to check', () => {
     expect(new Set(errorResponses.map(([name]) => name.replace(/ \S+$/, ''))).size).toBe(ALL);
@@ -597,8 +630,8 @@ describe('5. request bodies', () => {
   const expectedWithBody = [...published.endpoints, ...ADDITIONS].filter((e) => /^(Create|Update|Ingest|Evaluate)\b/.test(e.purpose)).map((e) => e.key);
   const withBody = operationRows.filter(([, o]) => o.requestBody);
 
-  it('exactly the 13 create, update, ingest and evaluate operations take a body', () => {
-    expect(expectedWithBody).toHaveLength(13);
+  it('exactly the 15 create, update, ingest and evaluate operations take a body', () => {
+    expect(expectedWithBody).toHaveLength(15);
     expect(withBody.map(([key]) => key).sort()).toEqual([...expectedWithBody].sort());
   });
 
@@ -670,7 +703,7 @@ describe('5. request bodies', () => {
 describe('6. typed, closed and bounded schemas', () => {
   it('the walk covers every component schema and the schemas of parameters, bodies and responses', () => {
     expect(parameterSchemaRoots.length).toBeGreaterThanOrEqual(allParameters.length);
-    expect(requestSchemaRoots).toHaveLength(26); // 13 bodies × 2 media types
+    expect(requestSchemaRoots).toHaveLength(28); // 14 bodies (the two OFREP operations share one) × 2 media types
     // every response media type has a schema; the responses are shared components, so fewer than 38
     expect(responseSchemaRoots.length).toBe(responseMedia.length + responseHeaders.length);
     // A 304 (config) has no body.
@@ -694,7 +727,13 @@ describe('6. typed, closed and bounded schemas', () => {
     const objects = visits.filter((v): v is SchemaVisit & { schema: Node } => isNode(v.schema) && isObjectSchema(v.schema));
     expect(objects.length).toBeGreaterThan(30);
     const open = objects.filter(
-      (v) => !isAttributes(v) && !isConditionObject(v) && !isKeyedMap(v) && v.schema.additionalProperties !== false && v.schema.unevaluatedProperties !== false,
+      (v) =>
+        !isAttributes(v) &&
+        !isConditionObject(v) &&
+        !isKeyedMap(v) &&
+        !OFREP_OPEN_VALUES.includes(v.pointer) &&
+        v.schema.additionalProperties !== false &&
+        v.schema.unevaluatedProperties !== false,
     );
     expect(open.map((v) => v.pointer)).toEqual([]);
     for (const attributes of objects.filter(isAttributes))
@@ -793,16 +832,17 @@ describe('7. examples validate against their schemas', () => {
 
 describe('7b. every documented error has an example of its own status', () => {
   const errorResponses = operations.flatMap((op) =>
-    op.responses.filter((r) => Number(r.status) >= 400).map((r) => [`${op.key} ${r.status}`, r.status, r] as const),
+    op.responses.filter((r) => Number(r.status) >= 400).map((r) => [`${op.key} ${r.status}`, r.status, r, ofrepErrorStatuses(op).includes(r.status)] as const),
   );
 
-  it.each(errorResponses)('%s', (_label, status, response) => {
+  it.each(errorResponses)('%s', (_label, status, response, ofrep) => {
     const examples = mediaOf(response).flatMap(({ media }) => [
       ...('example' in media ? [media.example] : []),
       ...Object.values((media.examples ?? {}) as Node).map((example) => deref(example, '#').node.value),
     ]);
     expect(examples.length).toBeGreaterThan(0);
-    for (const example of examples) expect(example.status).toBe(Number(status));
+    // OFREP's error bodies carry no status: their example names an OFREP error code instead.
+    for (const example of examples) expect(ofrep ? typeof example.errorCode : example.status).toBe(ofrep ? 'string' : Number(status));
   });
 });
 

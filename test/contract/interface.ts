@@ -115,4 +115,6 @@ export const ADDITIONS: Endpoint[] = [
   operation('GET', `${TEAM}/experiments/{experiment}/results`, 'Experiment results'),
   operation('POST', `${TEAM}/evaluate`, 'Evaluate flags and experiments for a participant'),
   operation('GET', `${TEAM}/config/stream`, 'Team configuration, streamed'),
+  operation('POST', `${TEAM}/ofrep/v1/evaluate/flags/{feature}`, 'Evaluate one flag (OpenFeature OFREP)'),
+  operation('POST', `${TEAM}/ofrep/v1/evaluate/flags`, 'Evaluate every flag (OpenFeature OFREP)'),
 ];

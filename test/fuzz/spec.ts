@@ -105,6 +105,8 @@ export interface Operation {
   acceptsIngestKey: boolean;
   /** GET: cannot change anything, whatever it is sent. */
   isSafe: boolean;
+  /** An OFREP operation (`x-ofrep`): its 400, 404 and 500 bodies are OFREP's, with no `status`. */
+  ofrep: boolean;
 }
 
 function toParameter(raw: Node, base: Pointer): Parameter {
@@ -166,6 +168,7 @@ export const operations: Operation[] = Object.entries(doc.paths as Node).flatMap
       isPublic: security.some((requirement) => Object.keys(requirement).length === 0),
       acceptsIngestKey: security.some((requirement) => 'ingestKey' in requirement),
       isSafe: method === 'get',
+      ofrep: op['x-ofrep'] !== undefined,
     };
   }),
 ).map((op, index) => ({ ...op, index }));

@@ -37,7 +37,8 @@ const credentials: Credential[] = [
 
 /** The status the contract's rules (info.description, Authentication) give for the pair. */
 function expectedStatus(op: Operation, credential: Credential): number {
-  const isConfig = op.operationId === 'config_get' || op.operationId === 'config_stream';
+  // The config and OFREP's operations, which SDKs and providers call with ingest keys, tell another team's credential 403.
+  const isConfig = ['config_get', 'config_stream', 'ofrep_flag_evaluate', 'ofrep_flags_evaluate'].includes(op.operationId);
   switch (credential) {
     case "the team's revoked API token":
     case "the team's rotated-out ingest key":
@@ -101,9 +102,9 @@ const ownTeamSetup: Record<string, { fixture?: Partial<Fixture>; body?: unknown 
 };
 
 describe('the bundled contract', () => {
-  it('when it is read, then it has the 42 operations this table covers', () => {
-    expect(operations).toHaveLength(42);
-    expect(new Set(operations.map((op) => op.operationId)).size).toBe(42);
+  it('when it is read, then it has the 44 operations this table covers', () => {
+    expect(operations).toHaveLength(44);
+    expect(new Set(operations.map((op) => op.operationId)).size).toBe(44);
   });
 });
 
@@ -199,7 +200,8 @@ describe.each(engines)('authorization on %s', (engine) => {
     // request on the shared target that is meant to succeed and write (ingest with the team's
     // key) re-reports the already enrolled participant, which changes nothing the snapshot sees.
     const reReport = { participant: examples.participant };
-    let body = status === 200 && op.method !== 'GET' ? (op.operationId === 'ingest_batch' ? { items: [reReport] } : reReport) : op.bodyExample;
+    const succeeding = op.operationId === 'ingest_batch' ? { items: [reReport] } : op.operationId.startsWith('ofrep_') ? { context: { targetingKey: examples.participant } } : reReport;
+    let body = status === 200 && op.method !== 'GET' ? succeeding : op.bodyExample;
     if (credential === "the team's API token") {
       const setup = ownTeamSetup[op.operationId] ?? {};
       team = await server().newTeam(`Own ${op.operationId}`);
@@ -232,10 +234,10 @@ describe.each(engines)('authorization on %s', (engine) => {
 // A sanity check of the table itself, so a wrong generator does not pass silently.
 describe('the generated table', () => {
   it('when it is built, then each operation is tried with each credential and the non-team operations are the four', () => {
-    expect(cases).toHaveLength(42 * credentials.length);
+    expect(cases).toHaveLength(44 * credentials.length);
     expect(credentials).toHaveLength(8);
     expect(operations.filter((op) => !op.teamScoped).map((op) => op.template)).toEqual(['/api/health', '/api/user', '/api/current-team', '/api/teams']);
-    expect(operations.filter((op) => op.acceptsIngestKey && !op.isPublic).map((op) => op.operationId).sort()).toEqual(['config_get', 'config_stream', 'evaluate', 'ingest', 'ingest_batch']);
+    expect(operations.filter((op) => op.acceptsIngestKey && !op.isPublic).map((op) => op.operationId).sort()).toEqual(['config_get', 'config_stream', 'evaluate', 'ingest', 'ingest_batch', 'ofrep_flag_evaluate', 'ofrep_flags_evaluate']);
   });
 
   it('when the own-team setups are read, then each names an operation of the contract', () => {

@@ -105,7 +105,7 @@ describe.each(engines)('CORS on %s', (engine) => {
     expect(await response.text()).toBe('');
     expect(response.headers.get('access-control-allow-origin')).toBe('*');
     expect(listed(response.headers.get('access-control-allow-methods'))).toEqual(methodsOf(template));
-    expect(response.headers.get('access-control-allow-headers')).toBe('Authorization, Content-Type, If-None-Match, Last-Event-ID');
+    expect(response.headers.get('access-control-allow-headers')).toBe('Authorization, Content-Type, If-None-Match, Last-Event-ID, X-API-Key');
     expect(Number(response.headers.get('access-control-max-age'))).toBeGreaterThan(0);
   });
 

@@ -19,7 +19,9 @@ interface Cause {
 function badRequestExamples(op: Operation): Array<{ name: string; cause: Cause; value: Node }> {
   const raw = doc.paths[op.template][op.method.toLowerCase()].responses['400'];
   const response = raw.$ref ? doc.components.responses[raw.$ref.split('/').pop()] : raw;
-  return Object.entries((response.content['application/problem+json'].examples ?? {}) as Record<string, Node>).map(([name, example]) => ({
+  // OFREP's operations answer their 400 as application/json (OFREP's error body); all others as problems.
+  const media = (response.content['application/problem+json'] ?? response.content['application/json']) as Node;
+  return Object.entries((media.examples ?? {}) as Record<string, Node>).map(([name, example]) => ({
     name,
     cause: example['x-request'] as Cause,
     value: example.value as Node,

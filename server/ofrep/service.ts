@@ -1,0 +1,67 @@
+import type { components } from '../../generated/api';
+import { currentConfig, type TeamConfigs } from '../config/service';
+import { HttpError } from '../http/errors';
+import type { IngestContexts } from '../ingest/context';
+import { ingest } from '../ingest/service';
+import type { Storage } from '../storage/database';
+import type { TeamRow } from '../teams/store';
+import { decideOfrep, subjectOf, type OfrepSubject } from './decide';
+import { FlagNotFound, OfrepError } from './failure';
+
+type OfrepRequest = components['schemas']['OfrepEvaluationRequest'];
+type OfrepEvaluation = components['schemas']['OfrepEvaluation'];
+type OfrepBulkEvaluation = components['schemas']['OfrepBulkEvaluation'];
+
+export interface OfrepCaches {
+  configs: TeamConfigs;
+  contexts: IngestContexts;
+}
+
+/**
+ * One flag for the context. A decision that reaches an experiment rule with the participant in
+ * its experiment enrols it there first (its exposure, as the SDK reports it), and is then
+ * decided by the stored, sticky variant.
+ */
+export async function evaluateOne(storage: Storage, caches: OfrepCaches, team: TeamRow, key: string, request: OfrepRequest): Promise<OfrepEvaluation> {
+  const config = await currentConfig(storage.db, caches.configs, team);
+  const flag = config.features.find((feature) => feature.key === key);
+  if (!flag) throw new FlagNotFound(team.id, key);
+  const subject = subjectOf(request.context);
+  const now = Date.now();
+  const first = decideOfrep(config, flag, subject, now);
+  if ('errorCode' in first.answer) throw new OfrepError(400, first.answer.errorCode, first.answer.errorDetails ?? '');
+  const exposures = first.decision?.exposures ?? [];
+  if (exposures.length === 0) return first.answer;
+  const stored = await enrol(storage, caches.contexts, team, subject, exposures.map((exposure) => exposure.experiment));
+  const answer = stored ? decideOfrep(config, flag, subject, now, stored).answer : first.answer;
+  return answer as OfrepEvaluation;
+}
+
+/** Every flag for the context; nobody is enrolled. */
+export async function evaluateAll(storage: Storage, configs: TeamConfigs, team: TeamRow, request: OfrepRequest): Promise<OfrepBulkEvaluation> {
+  const config = await currentConfig(storage.db, configs, team);
+  const subject = subjectOf(request.context);
+  const now = Date.now();
+  return { flags: config.features.map((flag) => decideOfrep(config, flag, subject, now).answer) };
+}
+
+/**
+ * Ingests the participant into each experiment (its context attributes stored when it has any),
+ * and answers its stored variants by experiment — or undefined when an enrolment is refused
+ * (quota used up, the experiment stopped meanwhile): the flag is then answered by hash.
+ */
+async function enrol(storage: Storage, contexts: IngestContexts, team: TeamRow, subject: OfrepSubject, experiments: string[]): Promise<Map<string, string> | undefined> {
+  const key = subject.participant!;
+  const participant = Object.keys(subject.attributes).length > 0 ? { key, attributes: subject.attributes } : key;
+  const stored = new Map<string, string>();
+  try {
+    for (const experiment of experiments) {
+      const outcome = await ingest(storage, contexts, team, { participant, experiment });
+      for (const assignment of outcome.assignments) stored.set(assignment.experiment, assignment.variant);
+    }
+  } catch (error) {
+    if (error instanceof HttpError && [402, 404, 409].includes(error.status)) return undefined;
+    throw error;
+  }
+  return stored;
+}
