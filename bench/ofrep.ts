@@ -46,7 +46,7 @@ const contenders: Record<string, () => Promise<Response>> = {
   'GET …/config': () => fetch(`${base}/config`, { headers }),
   'OFREP bulk, 50 flags': () => fetch(`${base}/ofrep/v1/evaluate/flags`, { method: 'POST', headers: { ...headers, 'content-type': 'application/json' }, body }),
 };
-const bulk = await (await contenders['OFREP bulk, 50 flags']!()).json();
+const bulk = (await (await contenders['OFREP bulk, 50 flags']!()).json()) as { flags?: unknown[] };
 if (bulk.flags?.length !== FLAGS) throw new Error(`the bulk evaluation answered ${JSON.stringify(bulk).slice(0, 300)}`);
 
 async function rate(call: () => Promise<Response>, forSeconds: number): Promise<number> {
