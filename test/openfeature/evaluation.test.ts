@@ -1,7 +1,9 @@
 // OpenFeature's flag evaluation suite — the scenarios of open-feature/spec's
 // specification/assets/gherkin/evaluation.feature, in its order, each step one of our own
 // (support/openfeature-evaluation.ts) — run through @openfeature/server-sdk against the real
-// server on each engine, with the package's server provider.
+// server on each engine, twice: with the package's server provider, and with the community's
+// OFREP provider against the server's OFREP endpoints.
+import { OFREPProvider } from '@openfeature/ofrep-provider';
 import type { Provider } from '@openfeature/server-sdk';
 import { ExperimentationServerProvider } from 'experimentation-api/openfeature';
 import { beforeAll, describe, it } from 'vitest';
@@ -12,6 +14,9 @@ import type { TestServer, TestTeam } from '../support/server';
 /** The providers the suite runs with, each reaching the team on the server. */
 const PROVIDERS: Record<string, (server: TestServer, team: TestTeam) => Provider> = {
   "the package's server provider": (server, team) => new ExperimentationServerProvider({ baseUrl: server.baseUrl, team: team.id, ingestKey: team.ingestKey }),
+  // Configured as its README says, with the team's base URL and ingest key: nothing of ours in between.
+  'the community OFREP provider (@openfeature/ofrep-provider)': (server, team) =>
+    new OFREPProvider({ baseUrl: `${server.baseUrl}/api/teams/${team.id}`, headers: [['Authorization', `Bearer ${team.ingestKey}`]] }),
 };
 
 describe.each(engines)('OpenFeature flag evaluation on %s', (engine) => {
