@@ -228,21 +228,25 @@ describe('the consumer package (generated/)', () => {
   });
 
   it('when an OpenFeature application installs its SDKs beside the package, then both providers type-check against them and run against the real server', async () => {
-    // Arrange: the OpenFeature SDKs are the package's optional peers — the application installs them.
+    // Arrange: a project of its own (its @types/node would change the other programs' checks). The
+    // OpenFeature SDKs are the package's optional peers — the application installs them.
+    const app = join(scratch, 'openfeature-app');
+    mkdirSync(app);
+    writeFileSync(join(app, 'package.json'), JSON.stringify({ name: 'an-openfeature-app', private: true, type: 'module' }));
     const installed = JSON.parse(readFileSync(join(root, 'node_modules/.package-lock.json'), 'utf8')) as { packages: Record<string, { version: string }> };
     // @types/node too: the server SDK's declarations name node:events, as a Node application's do.
     const peers = ['@openfeature/core', '@openfeature/server-sdk', '@openfeature/web-sdk', '@types/node'].map((name) => `${name}@${installed.packages[`node_modules/${name}`]!.version}`);
-    await run('npm', ['install', ...peers, '--prefer-offline', '--no-audit', '--no-fund', '--ignore-scripts'], { cwd: project });
+    await run('npm', ['install', join(scratch, packed.filename), ...peers, '--prefer-offline', '--no-audit', '--no-fund', '--ignore-scripts'], { cwd: app });
     const team = await server().newTeam();
     await team.api.POST('/api/teams/{team}/features', { params: { path: { team: team.id } }, body: { key: 'dark_mode', type: 'boolean', enabled: true, value: 'true' } });
-    writeFileSync(join(project, 'openfeature.ts'), openFeatureProgram(server().baseUrl, team));
-    const nodeNext = { ...COMMON, module: 'NodeNext', moduleResolution: 'NodeNext', outDir: 'out-openfeature' };
-    writeFileSync(join(project, 'openfeature-nodenext.json'), JSON.stringify({ compilerOptions: nodeNext, files: ['openfeature.ts'] }));
-    writeFileSync(join(project, 'openfeature-bundler.json'), JSON.stringify({ compilerOptions: { ...COMMON, module: 'ESNext', moduleResolution: 'Bundler', noEmit: true }, files: ['openfeature.ts'] }));
+    writeFileSync(join(app, 'openfeature.ts'), openFeatureProgram(server().baseUrl, team));
+    const nodeNext = { ...COMMON, module: 'NodeNext', moduleResolution: 'NodeNext', outDir: 'out' };
+    writeFileSync(join(app, 'nodenext.json'), JSON.stringify({ compilerOptions: nodeNext, files: ['openfeature.ts'] }));
+    writeFileSync(join(app, 'bundler.json'), JSON.stringify({ compilerOptions: { ...COMMON, module: 'ESNext', moduleResolution: 'Bundler', noEmit: true }, files: ['openfeature.ts'] }));
 
     // Act
-    const checks = [await typeCheck(project, 'openfeature-nodenext.json'), await typeCheck(project, 'openfeature-bundler.json')];
-    const { stdout } = await run(process.execPath, [join(project, 'out-openfeature/openfeature.js')], { cwd: project });
+    const checks = [await typeCheck(app, 'nodenext.json'), await typeCheck(app, 'bundler.json')];
+    const { stdout } = await run(process.execPath, [join(app, 'out/openfeature.js')], { cwd: app });
 
     // Assert
     expect(checks).toEqual([{ code: 0, output: '' }, { code: 0, output: '' }]);
