@@ -158,6 +158,32 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/teams/{team}/audit-log": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List audit log
+         * @description The team's audit log: every change to its resources made through the API, the admin CLI or the service itself (see AuditEntry), newest first. Needs the `viewer` role: the log shows what a viewer can already read — the resources, before and after — and who changed them, and the results page, read with read-only tokens, shows an experiment's changes beside its statistics; it holds no secret (never a token or key, only that one was issued or revoked).
+         *
+         *     Paged by cursor: a page holds at most `limit` entries (1–100, 50 unless given); its `meta.next_cursor`, sent back as `cursor` with the same filters, asks for the entries older than the page's last one. Entries written meanwhile never shift a page. The filters combine: `resource_type`, `resource_key` (exact), `actor` (`admin-cli`, `service`, or a user's e-mail), `since` (entries at or after it) and `until` (entries before it), both RFC 3339.
+         *
+         *     Entries are kept at least 90 days (the operator's `AUDIT_LOG_RETENTION_DAYS`, at least 90); older ones are deleted, the oldest first.
+         *
+         *     Role: any member of the team (`viewer`, `editor` or `admin`), with any API token.
+         */
+        get: operations["audit_log_list"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/teams/{team}/events": {
         parameters: {
             query?: never;
@@ -1451,6 +1477,87 @@ export interface components {
             experiments: components["schemas"]["ConfigExperiment"][];
             features: components["schemas"]["ConfigFeature"][];
         };
+        /**
+         * @description The kind of resource an audit entry is about.
+         * @example flag
+         * @enum {string}
+         */
+        AuditResourceType: "team" | "member" | "api-token" | "ingest-key" | "event" | "experiment" | "variant" | "flag" | "participant" | "enrolment";
+        /** @description Who made a change. `type` is `user` for a change made through the API with a user's API token (`user_id` and `email` name the user; the token itself is never recorded), `admin-cli` for a change made by an operator with the admin CLI, and `service` for a change the service made by itself (`reason` says why). Fields that do not apply to the type are null. */
+        AuditActor: {
+            /**
+             * @example user
+             * @enum {string}
+             */
+            type: "user" | "admin-cli" | "service";
+            /**
+             * Format: int64
+             * @example 7
+             */
+            user_id: number | null;
+            /**
+             * Format: email
+             * @example ana@example.com
+             */
+            email: string | null;
+            /** @example null */
+            reason: string | null;
+        };
+        /** @description The name of a field of the resource, as its own schema names it. */
+        AuditFieldName: string;
+        /**
+         * @description The value of one field of the resource, exactly as the resource's own schema (named by the entry's `resource_type`) gives it: a string, number, boolean, null, or the field's array or object (e.g. a flag's `rules`, an experiment's `exclusion_group`).
+         * @example true
+         */
+        AuditFieldValue: string | number | boolean | components["schemas"]["AuditFieldValue"][] | Record<string, never> | null;
+        /**
+         * @description One change to a team's resources, written in the same transaction as the change: a change is never stored without its entry, nor an entry without its change. Entries are never updated.
+         *
+         *     `resource_type` and `resource_key` name what changed: `event`, `experiment`, `flag` (a feature) and `participant` by their key; `variant` as `<experiment>/<variant>`; `enrolment` (a participant withdrawn from an experiment) as `<participant>/<experiment>`; `member` by the user's e-mail; `api-token` by its user's e-mail (written to every team the user is a member of; never the token); `ingest-key` and `team` by the team's id.
+         *
+         *     `action` is `created`, `updated` or `deleted`; `started` and `stopped` for an experiment; `issued` and `revoked` for a credential. `before` and `after` are the resource as the API answers it (for a credential, a description of it without its secret): `before` is null for `created` and `issued`, `after` is null for `deleted`; for `updated`, both hold only the fields whose value changed (`updated_at` left out), `before` their old values and `after` their new ones. Ingest writes no entry, nor does a participant or enrolment it creates.
+         */
+        AuditEntry: {
+            /**
+             * @description Unique in the service and increasing with the order the changes committed in a team.
+             * @example 1042
+             */
+            id: string;
+            at: components["schemas"]["Timestamp"];
+            actor: components["schemas"]["AuditActor"];
+            resource_type: components["schemas"]["AuditResourceType"];
+            /** @example new_checkout */
+            resource_key: string;
+            /**
+             * @example updated
+             * @enum {string}
+             */
+            action: "created" | "updated" | "deleted" | "started" | "stopped" | "issued" | "revoked";
+            /**
+             * @description The resource before the change (for an update, only the fields that changed); null for a creation.
+             * @example {
+             *       "enabled": false
+             *     }
+             */
+            before: {
+                [key: string]: components["schemas"]["AuditFieldValue"];
+            } | null;
+            /**
+             * @description The resource after the change (for an update, only the fields that changed); null for a deletion.
+             * @example {
+             *       "enabled": true
+             *     }
+             */
+            after: {
+                [key: string]: components["schemas"]["AuditFieldValue"];
+            } | null;
+            /**
+             * Format: uuid
+             * @description The id of the API request that made the change (also in the service's request log); null for the admin CLI and the service.
+             * @example 6f1c1c55-3f2b-4a59-9d0e-5b0f4b0e2a11
+             */
+            request_id: string | null;
+        };
         /** @description A new event. `type` defaults to `unique`, `cap` to null, `direction` to `increase`. */
         EventCreate: {
             key: components["schemas"]["Key"];
@@ -2732,6 +2839,63 @@ export interface components {
                  *     }
                  */
                 "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
+        /** @description One page of the team's audit log, newest first. `meta.next_cursor` is the `cursor` that asks for the next (older) page with the same filters, or null on the last page; `links.next` is that request's path and query. */
+        AuditLog: {
+            headers: {
+                "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "data": [
+                 *         {
+                 *           "id": "1042",
+                 *           "at": "2026-11-21T09:30:00.000Z",
+                 *           "actor": {
+                 *             "type": "user",
+                 *             "user_id": 7,
+                 *             "email": "ana@example.com",
+                 *             "reason": null
+                 *           },
+                 *           "resource_type": "flag",
+                 *           "resource_key": "new_checkout",
+                 *           "action": "updated",
+                 *           "before": {
+                 *             "enabled": false
+                 *           },
+                 *           "after": {
+                 *             "enabled": true
+                 *           },
+                 *           "request_id": "6f1c1c55-3f2b-4a59-9d0e-5b0f4b0e2a11"
+                 *         }
+                 *       ],
+                 *       "meta": {
+                 *         "limit": 1,
+                 *         "next_cursor": "1042"
+                 *       },
+                 *       "links": {
+                 *         "next": "/api/teams/1/audit-log?limit=1&cursor=1042"
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    data: components["schemas"]["AuditEntry"][];
+                    meta: {
+                        /** Format: int32 */
+                        limit: number;
+                        next_cursor: string | null;
+                    };
+                    links: {
+                        /** Format: uri-reference */
+                        next: string | null;
+                    };
+                };
             };
         };
         /** @description One page of the team's events, by key. */
@@ -5123,6 +5287,64 @@ export interface operations {
             403: components["responses"]["ConfigForbidden"];
             404: components["responses"]["ConfigTeamNotFound"];
             429: components["responses"]["ConfigStreamsExhausted"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    audit_log_list: {
+        parameters: {
+            query?: {
+                /**
+                 * @description The `meta.next_cursor` of the previous page; absent for the newest page.
+                 * @example 1042
+                 */
+                cursor?: string;
+                /**
+                 * @description Entries per page, 1–100.
+                 * @example 50
+                 */
+                limit?: number;
+                /** @description Only entries about this kind of resource. */
+                resource_type?: components["schemas"]["AuditResourceType"];
+                /**
+                 * @description Only entries about the resource with this key (as AuditEntry's `resource_key`).
+                 * @example new_checkout
+                 */
+                resource_key?: string;
+                /**
+                 * @description Only changes by this actor — `admin-cli`, `service`, or the e-mail of a user.
+                 * @example ana@example.com
+                 */
+                actor?: string;
+                /**
+                 * @description Only entries at or after this moment (RFC 3339).
+                 * @example 2026-11-01T00:00:00Z
+                 */
+                since?: string;
+                /**
+                 * @description Only entries before this moment (RFC 3339).
+                 * @example 2026-12-01T00:00:00Z
+                 */
+                until?: string;
+            };
+            header?: never;
+            path: {
+                /**
+                 * @description The team's integer id; a non-integer is 400 and an unknown id 404. A team the credential does not reach answers as an unknown one (404) on every operation but the team config, which answers a valid credential of another team 403.
+                 * @example 1
+                 */
+                team: components["parameters"]["TeamParameter"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["AuditLog"];
+            400: components["responses"]["BadQueryParameter"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["TeamNotFound"];
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
             503: components["responses"]["ServiceUnavailable"];
         };

@@ -1,5 +1,6 @@
 import express, { type Express } from 'express';
 import type { Logger } from 'pino';
+import { auditRoutes } from './audit/routes';
 import { identifyIn } from './auth/authenticate';
 import { configRoutes } from './config/routes';
 import { teamConfigs } from './config/service';
@@ -79,6 +80,7 @@ export function createApp({ storage, logger, validateResponses, validateRequests
   api.use('/teams/:team/ofrep/v1/evaluate', ofrepRoutes(storage, { configs, contexts }));
   api.use('/teams/:team', loadTeam(storage.db));
   api.use('/teams/:team', teamRoutes(storage));
+  api.use('/teams/:team/audit-log', auditRoutes(storage));
   api.use('/teams/:team/events', eventRoutes(storage));
   api.use('/teams/:team/experiments/:experiment/results', resultRoutes(storage));
   api.use('/teams/:team/experiments/:experiment/variants', variantRoutes(storage));

@@ -4,6 +4,7 @@ import { createApp } from './app';
 import { ConfigStreams } from './config/streams';
 import { ServiceUnavailable } from './http/errors';
 import { writeProblem } from './http/problem';
+import { sweepAuditLogEvery } from './audit/service';
 import { sweepIngestKeys } from './ingest/keys';
 import { recordAddress, urlOf } from './address';
 import { seconds, settingsFromEnv } from './settings';
@@ -49,6 +50,7 @@ if (storage.autovacuum === false) logger.warn('PostgreSQL runs without autovacuu
 const configStreams = new ConfigStreams(settings.configStreams);
 const app = createApp({ storage, logger, validateResponses: settings.validateResponses, configStreams, caches: settings.caches });
 const stopSweeping = sweepIngestKeys(storage, settings.ingestKeyWindowMs, logger);
+const stopSweepingAuditLog = sweepAuditLogEvery(storage.db, settings.auditLogRetentionDays, logger);
 
 let shuttingDown = false;
 /** Responses the app is working on: they finish during a shutdown. */
@@ -123,6 +125,7 @@ function shutDown(signal: NodeJS.Signals): void {
   }, lifecycle.shutdownTimeoutMs).unref();
 
   stopSweeping();
+  stopSweepingAuditLog();
   forgetAddress();
   for (const res of inFlight) if (!res.headersSent) res.setHeader('Connection', 'close');
   // Config streams would never finish by themselves: they end now, and their clients reconnect elsewhere.

@@ -56,6 +56,8 @@ export interface Settings {
   busyTimeoutMs: number;
   /** INGEST_KEY_WINDOW_SECONDS (86 400): how long an ingest item's idempotency key is kept. */
   ingestKeyWindowMs: number;
+  /** AUDIT_LOG_RETENTION_DAYS (90, at least 90): audit entries older than this are deleted. */
+  auditLogRetentionDays: number;
 }
 
 /** Reads the environment once, at start-up. */
@@ -75,6 +77,7 @@ export function settingsFromEnv(env: NodeJS.ProcessEnv = process.env): Settings 
     connectTimeoutMs: seconds(env, 'DATABASE_CONNECT_TIMEOUT_SECONDS', 5),
     busyTimeoutMs: seconds(env, 'SQLITE_BUSY_TIMEOUT_SECONDS', 5),
     ingestKeyWindowMs: ingestKeyWindowFromEnv(env),
+    auditLogRetentionDays: auditLogRetentionFromEnv(env),
   };
 }
 
@@ -95,6 +98,13 @@ export function rateLimitFromEnv(env: NodeJS.ProcessEnv = process.env): RateLimi
     perAddress: integer(env, 'RATE_LIMIT_PER_ADDRESS', 6_000, 1_000_000_000),
     keys: integer(env, 'RATE_LIMIT_KEYS', 100_000, 100_000_000),
   };
+}
+
+/** AUDIT_LOG_RETENTION_DAYS (90): the contract promises at least 90 days, so less is refused at start-up. */
+export function auditLogRetentionFromEnv(env: NodeJS.ProcessEnv = process.env): number {
+  const days = integer(env, 'AUDIT_LOG_RETENTION_DAYS', 90, 36_500);
+  if (days < 90) throw new Error(`AUDIT_LOG_RETENTION_DAYS must be at least 90, not '${env.AUDIT_LOG_RETENTION_DAYS}'`);
+  return days;
 }
 
 /** CACHE_TEAMS (10 000) and CACHE_UNKNOWN_KEYS (100 000). */

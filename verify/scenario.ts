@@ -49,6 +49,7 @@ export async function exercise(session: Session, prefix: string, givenTeam?: num
     await events(session, path, event);
     await experimentLifecycle(session, path, event, experiment, keys.participants);
     await features(session, path, keys.feature);
+    await auditLog(session, path, keys.feature);
   } finally {
     await cleanUp(session, path, keys);
   }
@@ -209,6 +210,18 @@ async function ofrep(session: Session, path: { team: number }, key: string) {
   session.expectThat(all, "the kit's flag is among them", Array.isArray(flags?.flags) && flags.flags.some((flag: { key: string }) => flag.key === key));
   await session.call({ purpose: 'OFREP: an unchanged evaluation is 304 with no body', operation: all, path, credential: 'ingest-key', headers: { 'if-none-match': '*' }, body: german, expect: 304 });
   await session.call({ purpose: 'OFREP: a context attribute that is an object is 400 INVALID_CONTEXT', operation: all, path, credential: 'ingest-key', body: { context: { targetingKey: 'x', address: { city: 'Berlin' } } }, expect: 400 });
+}
+
+/** The audit log holds the flag's life, newest first: created, updated twice (refused changes write nothing), deleted. */
+async function auditLog(session: Session, path: { team: number }, flag: string) {
+  const operation = `GET ${TEAM}/audit-log`;
+  const log = await session.call({ purpose: "the audit log of the kit's flag", operation, path, query: `resource_type=flag&resource_key=${flag}&limit=100`, expect: 200 });
+  const actions = (log?.data as Array<{ action: string }> | undefined)?.map((entry) => entry.action);
+  session.expectThat(operation, "the flag's entries, newest first: deleted, updated twice, created", JSON.stringify(actions) === JSON.stringify(['deleted', 'updated', 'updated', 'created']));
+  const page = await session.call({ purpose: 'the first page of two entries', operation, path, query: `resource_key=${flag}&limit=2`, expect: 200 });
+  await session.call({ purpose: 'the next page, by its cursor', operation, path, query: `resource_key=${flag}&limit=2&cursor=${page?.meta?.next_cursor ?? '1'}`, expect: 200 });
+  await session.call({ purpose: 'a limit above 100 is 400', operation, path, query: 'limit=101', expect: 400 });
+  await session.call({ purpose: 'an ingest key cannot read the audit log', operation, path, credential: 'ingest-key', expect: 403 });
 }
 
 /**

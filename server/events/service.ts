@@ -1,4 +1,5 @@
 import type { components } from '../../generated/api';
+import { record, type Change } from '../audit/service';
 import { requireConfigFits } from '../config/service';
 import { changingConfig } from '../config/version';
 import { toMicros } from '../domain/metric';
@@ -34,12 +35,12 @@ export async function getEvent(db: Db, team: TeamRow, key: string): Promise<Even
   return store.toEvent(await requireEvent(db, team, key));
 }
 
-export async function createEvent(db: Db, team: TeamRow, input: EventCreate): Promise<Event> {
+export async function createEvent(db: Db, team: TeamRow, input: EventCreate, change: Change): Promise<Event> {
   const at = now();
   // In a config change for the team's lock, under which the count of its events is exact.
   const row = await changingConfig(db, team.id, async (trx) => {
     await requireRoomFor(trx, team, 'events');
-    return onDuplicate(
+    const created = await onDuplicate(
       store.insertEvent(trx, {
         team_id: team.id,
         key: input.key,
@@ -52,11 +53,13 @@ export async function createEvent(db: Db, team: TeamRow, input: EventCreate): Pr
       }),
       () => duplicateKey(team, input.key),
     );
+    await record(trx, team.id, change, { resource: 'event', key: created.key, action: 'created', before: null, after: store.toEvent(created) });
+    return created;
   });
   return store.toEvent(row);
 }
 
-export async function updateEvent(db: Db, team: TeamRow, key: string, input: EventUpdate): Promise<Event> {
+export async function updateEvent(db: Db, team: TeamRow, key: string, input: EventUpdate, change: Change): Promise<Event> {
   const cap = input.cap === undefined ? undefined : checkedCap(input.cap);
   // An event's key is the goal `event` of the experiments in the team's config.
   const row = await changingConfig(db, team.id, async (trx) => {
@@ -68,6 +71,7 @@ export async function updateEvent(db: Db, team: TeamRow, key: string, input: Eve
     const updated = await onDuplicate(store.updateEvent(trx, event.id, team.id, { ...input, cap, updated_at: now() }), () => duplicateKey(team, input.key ?? key));
     // The key is every running experiment's goal `event` in the config.
     if (input.key !== undefined && input.key !== key) await requireConfigFits(trx, team, '/body/key');
+    await record(trx, team.id, change, { resource: 'event', key: updated.key, action: 'updated', before: store.toEvent(event), after: store.toEvent(updated) });
     return updated;
   });
   return store.toEvent(row);
@@ -80,7 +84,7 @@ function checkedCap(cap: number | null | undefined): number | null {
   return cap;
 }
 
-export async function deleteEvent(db: Db, team: TeamRow, key: string): Promise<Event> {
+export async function deleteEvent(db: Db, team: TeamRow, key: string, change: Change): Promise<Event> {
   // Ingest keeps the events it looked up while the config version stands.
   return changingConfig(db, team.id, async (trx) => {
     const event = await requireEvent(trx, team, key);
@@ -89,6 +93,7 @@ export async function deleteEvent(db: Db, team: TeamRow, key: string): Promise<E
       throw new Conflict(`Event '${key}' is the goal of experiment(s) ${goalOf.map((k) => `'${k}'`).join(', ')}; change their goal or delete them first.`);
     }
     await store.deleteEvent(trx, event.id, team.id);
+    await record(trx, team.id, change, { resource: 'event', key: event.key, action: 'deleted', before: store.toEvent(event), after: null });
     return store.toEvent(event);
   });
 }

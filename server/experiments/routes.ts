@@ -1,4 +1,5 @@
 import type { Router } from 'express';
+import { changeOf } from '../audit/routes';
 import { keyedRoutes } from '../routes/keyed-routes';
 import type { Storage } from '../storage/database';
 import { teamOf } from '../teams/middleware';
@@ -13,10 +14,10 @@ export function experimentRoutes({ db }: Storage): Router {
     remove: service.deleteExperiment,
   });
   router.post('/:experiment/start', async (req, res) => {
-    res.json({ data: await service.startExperiment(db, teamOf(res), req.params.experiment) });
+    res.json({ data: await service.startExperiment(db, teamOf(res), req.params.experiment, changeOf(res)) });
   });
   router.post('/:experiment/stop', async (req, res) => {
-    res.json({ data: await service.stopExperiment(db, teamOf(res), req.params.experiment) });
+    res.json({ data: await service.stopExperiment(db, teamOf(res), req.params.experiment, changeOf(res)) });
   });
   return router;
 }

@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { components } from '../../generated/api';
+import { record, type Change } from '../audit/service';
 import { largestField, requireConfigFits } from '../config/service';
 import { changingConfig } from '../config/version';
 import { CURRENT_HASH_VERSION } from '../domain/assignment';
@@ -58,7 +59,7 @@ export async function describeExperiments(db: Db, team: TeamRow, rows: store.Exp
   return rows.map((row) => ({ ...store.toExperiment(row), variants: (variants.get(row.id) ?? []).map(toVariant) }));
 }
 
-export async function createExperiment(db: Db, team: TeamRow, input: ExperimentCreate): Promise<Experiment> {
+export async function createExperiment(db: Db, team: TeamRow, input: ExperimentCreate, change: Change): Promise<Experiment> {
   const targeting = targetingColumns(input);
   const goal = await requireEvent(db, team, input.event);
   const guardrails = await guardrailIds(db, team, input.guardrails ?? [], goal.id);
@@ -84,12 +85,13 @@ export async function createExperiment(db: Db, team: TeamRow, input: ExperimentC
       () => duplicateKey(team, input.key),
     );
     await store.replaceGuardrails(trx, team.id, inserted, guardrails);
+    await record(trx, team.id, change, { resource: 'experiment', key: input.key, action: 'created', before: null, after: await asAnswered(trx, team, inserted) });
     return inserted;
   });
   return store.toExperiment(await store.findExperimentById(db, team.id, id));
 }
 
-export async function updateExperiment(db: Db, team: TeamRow, key: string, input: ExperimentUpdate): Promise<Experiment> {
+export async function updateExperiment(db: Db, team: TeamRow, key: string, input: ExperimentUpdate, change: Change): Promise<Experiment> {
   const targeting = targetingColumns(input);
   const experiment = await requireExperiment(db, team, key);
   const goal = input.event === undefined ? undefined : await requireEvent(db, team, input.event);
@@ -120,6 +122,8 @@ export async function updateExperiment(db: Db, team: TeamRow, key: string, input
     );
     if (guardrails !== undefined) await store.replaceGuardrails(trx, team.id, experiment.id, guardrails);
     if (current.status === 'running') await requireConfigFits(trx, team, largestField(input, ['key', 'event', 'conditions', 'coverage', 'exclusion_group']));
+    const after = await asAnswered(trx, team, experiment.id);
+    await record(trx, team.id, change, { resource: 'experiment', key: after.key, action: 'updated', before: store.toExperiment(current), after });
   });
   return store.toExperiment(await store.findExperimentById(db, team.id, experiment.id));
 }
@@ -135,16 +139,17 @@ async function requireFreeRange(trx: Db, team: TeamRow, experiment: store.Experi
   }
 }
 
-export async function deleteExperiment(db: Db, team: TeamRow, key: string): Promise<Experiment> {
+export async function deleteExperiment(db: Db, team: TeamRow, key: string, change: Change): Promise<Experiment> {
   return changingConfig(db, team.id, async (trx) => {
     const experiment = await lockedExperiment(trx, team, key);
     if (experiment.status === 'running') throw new Conflict(`Experiment '${key}' is running; stop it before deleting it.`);
     await store.deleteExperiment(trx, experiment.id, team.id);
+    await record(trx, team.id, change, { resource: 'experiment', key, action: 'deleted', before: store.toExperiment(experiment), after: null });
     return store.toExperiment(experiment);
   });
 }
 
-export async function startExperiment(db: Db, team: TeamRow, key: string): Promise<Experiment> {
+export async function startExperiment(db: Db, team: TeamRow, key: string, change: Change): Promise<Experiment> {
   return changingConfig(db, team.id, async (trx) => {
     const experiment = await lockedExperiment(trx, team, key);
     if (experiment.status !== 'draft') throw new Conflict(`Experiment '${key}' is ${experiment.status}; only a draft can start.`);
@@ -155,18 +160,26 @@ export async function startExperiment(db: Db, team: TeamRow, key: string): Promi
     const at = now();
     await store.transition(trx, experiment.id, team.id, 'draft', { status: 'running', started_at: at, updated_at: at });
     await requireConfigFits(trx, team, '/path/experiment');
-    return store.toExperiment(await store.findExperimentById(trx, team.id, experiment.id));
+    const after = await asAnswered(trx, team, experiment.id);
+    await record(trx, team.id, change, { resource: 'experiment', key, action: 'started', before: store.toExperiment(experiment), after });
+    return after;
   });
 }
 
-export async function stopExperiment(db: Db, team: TeamRow, key: string): Promise<Experiment> {
+export async function stopExperiment(db: Db, team: TeamRow, key: string, change: Change): Promise<Experiment> {
   return changingConfig(db, team.id, async (trx) => {
     const experiment = await lockedExperiment(trx, team, key);
     if (experiment.status !== 'running') throw new Conflict(`Experiment '${key}' is ${experiment.status}; only a running experiment can stop.`);
     const at = now();
     await store.transition(trx, experiment.id, team.id, 'running', { status: 'stopped', stopped_at: at, updated_at: at });
-    return store.toExperiment(await store.findExperimentById(trx, team.id, experiment.id));
+    const after = await asAnswered(trx, team, experiment.id);
+    await record(trx, team.id, change, { resource: 'experiment', key, action: 'stopped', before: store.toExperiment(experiment), after });
+    return after;
   });
+}
+
+async function asAnswered(trx: Db, team: TeamRow, id: number): Promise<Experiment> {
+  return store.toExperiment(await store.findExperimentById(trx, team.id, id));
 }
 
 function whyNotStartable(variants: Array<{ control: boolean | number; share: number }>): string | undefined {

@@ -1,4 +1,5 @@
 import type { components } from '../../generated/api';
+import { record, type Change } from '../audit/service';
 import { largestField, requireConfigFits } from '../config/service';
 import { changingConfig } from '../config/version';
 import { Conflict, NotFound } from '../http/errors';
@@ -34,7 +35,7 @@ export async function getFeature(db: Db, team: TeamRow, key: string): Promise<Fe
   return store.toFeature(await requireFeature(db, team, key));
 }
 
-export async function createFeature(db: Db, team: TeamRow, input: FeatureCreate): Promise<Feature> {
+export async function createFeature(db: Db, team: TeamRow, input: FeatureCreate, change: Change): Promise<Feature> {
   const at = now();
   const type = input.type ?? 'string';
   checkValues({ type, value: { text: input.value ?? null, given: true }, rules: { list: input.rules ?? [], given: true } });
@@ -43,7 +44,7 @@ export async function createFeature(db: Db, team: TeamRow, input: FeatureCreate)
     const patterns = input.rules ? await checkRules(trx, team, input.rules) : [];
     await requireRoomForValue(trx, team, flagText(input.value, input.rules));
     checkPatterns(patterns);
-    const inserted = await onDuplicate(
+    const created = await onDuplicate(
       store.insertFeature(trx, {
         team_id: team.id,
         key: input.key,
@@ -58,7 +59,8 @@ export async function createFeature(db: Db, team: TeamRow, input: FeatureCreate)
       () => duplicateKey(team, input.key),
     );
     await requireConfigFits(trx, team, largestField(input, CONFIG_FIELDS));
-    return inserted;
+    await record(trx, team.id, change, { resource: 'flag', key: created.key, action: 'created', before: null, after: store.toFeature(created) });
+    return created;
   });
   return store.toFeature(row);
 }
@@ -66,7 +68,7 @@ export async function createFeature(db: Db, team: TeamRow, input: FeatureCreate)
 /** A flag's fields that its entry in the config carries. */
 const CONFIG_FIELDS = ['key', 'type', 'enabled', 'value', 'rules'];
 
-export async function updateFeature(db: Db, team: TeamRow, key: string, input: FeatureUpdate): Promise<Feature> {
+export async function updateFeature(db: Db, team: TeamRow, key: string, input: FeatureUpdate, change: Change): Promise<Feature> {
   checkUpdate(await requireFeature(db, team, key), input);
   const row = await changingConfig(db, team.id, async (trx) => {
     // Read again under the team's lock: what another update stored since the first read counts.
@@ -78,8 +80,9 @@ export async function updateFeature(db: Db, team: TeamRow, key: string, input: F
     checkPatterns(patterns);
     const { rules, ...fields } = input;
     const changes = { ...fields, ...(rules ? { rules: rulesText(rules) } : {}), updated_at: now() };
-    const updated = await onDuplicate(store.updateFeature(trx, feature.id, team.id, changes), () => duplicateKey(team, input.key ?? key));
+    const updated = (await onDuplicate(store.updateFeature(trx, feature.id, team.id, changes), () => duplicateKey(team, input.key ?? key)))!;
     await requireConfigFits(trx, team, largestField(input, CONFIG_FIELDS));
+    await record(trx, team.id, change, { resource: 'flag', key: updated.key, action: 'updated', before: store.toFeature(feature), after: store.toFeature(updated) });
     return updated;
   });
   return store.toFeature(row!);
@@ -94,10 +97,14 @@ function checkUpdate(feature: store.FeatureRow, input: FeatureUpdate): void {
   });
 }
 
-export async function deleteFeature(db: Db, team: TeamRow, key: string): Promise<Feature> {
+export async function deleteFeature(db: Db, team: TeamRow, key: string, change: Change): Promise<Feature> {
   const feature = await requireFeature(db, team, key);
   // Answers with the row as it was deleted; a concurrent delete that got there first makes this a 404.
-  const row = await changingConfig(db, team.id, (trx) => store.deleteFeature(trx, feature.id, team.id));
+  const row = await changingConfig(db, team.id, async (trx) => {
+    const deleted = await store.deleteFeature(trx, feature.id, team.id);
+    if (deleted) await record(trx, team.id, change, { resource: 'flag', key: deleted.key, action: 'deleted', before: store.toFeature(deleted), after: null });
+    return deleted;
+  });
   if (!row) throw featureNotFound(team, key);
   return store.toFeature(row);
 }

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import type { RequestHandler, Response } from 'express';
 import type { Logger } from 'pino';
 import { redactCredentials } from '../auth/credentials';
@@ -7,6 +8,8 @@ let requests = 0;
 /** The request's log fields, for the line written when it finishes and for an error logged meanwhile. */
 export interface LoggedRequest {
   id: number;
+  /** Unique across processes and restarts: the `request_id` of the audit entries the request writes. */
+  requestId: string;
   method: string;
   url: string;
   remoteAddress?: string;
@@ -25,6 +28,7 @@ export function requestLog(logger: Logger): RequestHandler {
     const started = performance.now();
     const logged: LoggedRequest = {
       id: ++requests,
+      requestId: randomUUID(),
       method: req.method,
       url: redactCredentials(withoutQueryValues(req.originalUrl)),
       remoteAddress: req.socket.remoteAddress,

@@ -1,4 +1,5 @@
 import { Router } from 'express';
+import { changeOf } from '../audit/routes';
 import { paginated, pageRequest } from '../routes/pagination';
 import type { Storage } from '../storage/database';
 import { teamOf } from '../teams/middleware';
@@ -14,7 +15,7 @@ export function participantRoutes(storage: Storage): Router {
     res.json(paginated(req, items, total, page));
   });
   router.post('/', async (req, res) => {
-    res.json({ data: await service.createParticipant(db, teamOf(res), req.body) });
+    res.json({ data: await service.createParticipant(db, teamOf(res), req.body, changeOf(res)) });
   });
   router.get('/:participant', async (req, res) => {
     const page = pageRequest(req);
@@ -22,10 +23,10 @@ export function participantRoutes(storage: Storage): Router {
     res.json({ ...paginated(req, detail.experiments, total, page), data: detail });
   });
   router.put('/:participant', async (req, res) => {
-    res.json({ data: await service.updateParticipant(db, teamOf(res), req.params.participant, req.body) });
+    res.json({ data: await service.updateParticipant(db, teamOf(res), req.params.participant, req.body, changeOf(res)) });
   });
   router.delete('/:participant', async (req, res) => {
-    res.json({ data: await service.deleteParticipant(storage, teamOf(res), req.params.participant) });
+    res.json({ data: await service.deleteParticipant(storage, teamOf(res), req.params.participant, changeOf(res)) });
   });
 
   router.get('/:participant/experiments', async (req, res) => {
@@ -37,7 +38,7 @@ export function participantRoutes(storage: Storage): Router {
     res.json({ data: await service.getEnrolment(db, teamOf(res), req.params.participant, req.params.experiment) });
   });
   router.delete('/:participant/experiments/:experiment', async (req, res) => {
-    res.json({ data: await service.unenrol(storage, teamOf(res), req.params.participant, req.params.experiment) });
+    res.json({ data: await service.unenrol(storage, teamOf(res), req.params.participant, req.params.experiment, changeOf(res)) });
   });
 
   return router;

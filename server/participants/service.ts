@@ -1,4 +1,5 @@
 import type { components } from '../../generated/api';
+import { record, type Change } from '../audit/service';
 import * as enrolments from '../enrolments/store';
 import { requireExperiment } from '../experiments/service';
 import { Conflict, NotFound } from '../http/errors';
@@ -53,15 +54,21 @@ export async function getParticipant(db: Db, team: TeamRow, key: string, page: P
 }
 
 // Under the team's lock, as ingest reads a team's participants under it (PostgreSQL): none appears or is renamed meanwhile.
-export async function createParticipant(db: Db, team: TeamRow, input: ParticipantCreate): Promise<Participant> {
-  const row = await teamWrite(db, team.id, (trx) => onDuplicate(store.insertParticipant(trx, team.id, input, now()), () => duplicateKey(team, input.key)));
+export async function createParticipant(db: Db, team: TeamRow, input: ParticipantCreate, change: Change): Promise<Participant> {
+  const row = await teamWrite(db, team.id, async (trx) => {
+    const created = await onDuplicate(store.insertParticipant(trx, team.id, input, now()), () => duplicateKey(team, input.key));
+    await record(trx, team.id, change, { resource: 'participant', key: created.key, action: 'created', before: null, after: store.toParticipant(created) });
+    return created;
+  });
   return store.toParticipant(row);
 }
 
-export async function updateParticipant(db: Db, team: TeamRow, key: string, input: ParticipantUpdate): Promise<Participant> {
+export async function updateParticipant(db: Db, team: TeamRow, key: string, input: ParticipantUpdate, change: Change): Promise<Participant> {
   const row = await teamWrite(db, team.id, async (trx) => {
     const participant = await requireParticipant(trx, team, key);
-    return onDuplicate(store.updateParticipant(trx, participant.id, team.id, input, now()), () => duplicateKey(team, input.key ?? key));
+    const updated = await onDuplicate(store.updateParticipant(trx, participant.id, team.id, input, now()), () => duplicateKey(team, input.key ?? key));
+    await record(trx, team.id, change, { resource: 'participant', key: updated.key, action: 'updated', before: store.toParticipant(participant), after: store.toParticipant(updated) });
+    return updated;
   });
   return store.toParticipant(row);
 }
@@ -69,11 +76,12 @@ export async function updateParticipant(db: Db, team: TeamRow, key: string, inpu
 // Deleting and unenrolling change the counters that ingest changes: like an ingest flush, they
 // first take the team's write lock (the group commit's lock key), so they take turns with it in
 // every process.
-export async function deleteParticipant(storage: Storage, team: TeamRow, key: string): Promise<Participant> {
+export async function deleteParticipant(storage: Storage, team: TeamRow, key: string, change: Change): Promise<Participant> {
   return storage.batched(async (trx) => {
     const participant = await lockedParticipant(trx, team, key);
     await enrolments.removeEnrolments(trx, team.id, participant.id, await enrolments.enrolmentsOf(trx, team.id, participant.id));
     await store.deleteParticipant(trx, participant.id, team.id);
+    await record(trx, team.id, change, { resource: 'participant', key: participant.key, action: 'deleted', before: store.toParticipant(participant), after: null });
     return store.toParticipant(participant);
   }, team.id);
 }
@@ -94,14 +102,16 @@ export async function getEnrolment(db: Db, team: TeamRow, key: string, experimen
 }
 
 /** Withdraws for good, by intention to treat: what it contributed stays in the statistics, nothing later counts, and ingest never enrols it there again. */
-export async function unenrol(storage: Storage, team: TeamRow, key: string, experimentKey: string): Promise<Enrolment> {
+export async function unenrol(storage: Storage, team: TeamRow, key: string, experimentKey: string, change: Change): Promise<Enrolment> {
   return storage.batched(async (trx) => {
     const participant = await lockedParticipant(trx, team, key);
     const experiment = await requireExperiment(trx, team, experimentKey);
     const enrolment = await requireEnrolment(trx, team, participant, experiment);
     await enrolments.withdrawEnrolment(trx, team.id, participant.id, enrolment);
     await enrolments.exclude(trx, team.id, participant.id, experiment.id);
-    return enrolments.toEnrolment(enrolment);
+    const before = enrolments.toEnrolment(enrolment);
+    await record(trx, team.id, change, { resource: 'enrolment', key: `${participant.key}/${experiment.key}`, action: 'deleted', before, after: null });
+    return before;
   }, team.id);
 }
 

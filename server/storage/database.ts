@@ -24,6 +24,7 @@ import { ownParentsUnlocked } from './migrations/016_own_parents_unlocked';
 import { naturalPrimaryKeys } from './migrations/017_natural_primary_keys';
 import { flagTypes } from './migrations/018_flag_types';
 import { memberRoles } from './migrations/019_member_roles';
+import { auditLog } from './migrations/020_audit_log';
 import { registerExactAdd } from './exact-sums';
 import { preparingStatements } from './postgres-statements';
 import type { Database, Db } from './schema';
@@ -161,6 +162,7 @@ export function migrationsOf(engine: Engine): Record<string, Migration> {
     '017_natural_primary_keys': naturalPrimaryKeys(engine),
     '018_flag_types': flagTypes,
     '019_member_roles': memberRoles(engine),
+    '020_audit_log': auditLog(engine),
   };
 }
 

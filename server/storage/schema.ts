@@ -186,6 +186,22 @@ export interface Database {
     outcome: string;
     created_at: Timestamp;
   };
+  /** One change to a team's resources (migration 020); `before` and `after` are JSON text. */
+  audit_log: {
+    id: Generated<number>;
+    team_id: number;
+    at: Timestamp;
+    actor_type: 'user' | 'admin-cli' | 'service';
+    actor_user_id: number | null;
+    actor_email: string | null;
+    actor_reason: string | null;
+    resource_type: string;
+    resource_key: string;
+    action: string;
+    before: string | null;
+    after: string | null;
+    request_id: string | null;
+  };
 }
 
 /** The query builder over this schema, on either engine (opened by database.ts). */

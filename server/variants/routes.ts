@@ -1,4 +1,5 @@
 import { Router } from 'express';
+import { changeOf } from '../audit/routes';
 import { paginated, pageRequest } from '../routes/pagination';
 import { pathParam } from '../routes/params';
 import type { Storage } from '../storage/database';
@@ -16,7 +17,7 @@ export function variantRoutes({ db }: Storage): Router {
   });
 
   router.post('/', async (req, res) => {
-    res.json({ data: await service.createVariant(db, teamOf(res), pathParam(req, 'experiment'), req.body) });
+    res.json({ data: await service.createVariant(db, teamOf(res), pathParam(req, 'experiment'), req.body, changeOf(res)) });
   });
 
   router.get('/:variant', async (req, res) => {
@@ -24,11 +25,11 @@ export function variantRoutes({ db }: Storage): Router {
   });
 
   router.put('/:variant', async (req, res) => {
-    res.json({ data: await service.updateVariant(db, teamOf(res), pathParam(req, 'experiment'), req.params.variant, req.body) });
+    res.json({ data: await service.updateVariant(db, teamOf(res), pathParam(req, 'experiment'), req.params.variant, req.body, changeOf(res)) });
   });
 
   router.delete('/:variant', async (req, res) => {
-    res.json({ data: await service.deleteVariant(db, teamOf(res), pathParam(req, 'experiment'), req.params.variant) });
+    res.json({ data: await service.deleteVariant(db, teamOf(res), pathParam(req, 'experiment'), req.params.variant, changeOf(res)) });
   });
 
   router.get('/:variant/statistics', async (req, res) => {

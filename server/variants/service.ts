@@ -1,4 +1,5 @@
 import type { components } from '../../generated/api';
+import { record, type Change } from '../audit/service';
 import { changingConfig } from '../config/version';
 import { lockedExperiment, requireExperiment } from '../experiments/service';
 import type { ExperimentRow } from '../experiments/store';
@@ -32,7 +33,7 @@ export async function getVariant(db: Db, team: TeamRow, experimentKey: string, k
   return store.toVariant(requireVariant(await store.variantsOf(db, team.id, experiment.id), experiment, key));
 }
 
-export async function createVariant(db: Db, team: TeamRow, experimentKey: string, input: VariantCreate): Promise<Variant> {
+export async function createVariant(db: Db, team: TeamRow, experimentKey: string, input: VariantCreate, change: Change): Promise<Variant> {
   return changingConfig(db, team.id, async (trx) => {
     const { experiment, variants } = await draftWithVariants(trx, team, experimentKey);
     const most = TEAM_LIMITS.variantsPerExperiment;
@@ -53,11 +54,13 @@ export async function createVariant(db: Db, team: TeamRow, experimentKey: string
       }),
       () => duplicateKey(experiment, input.key),
     );
-    return store.toVariant(requireVariant(await store.variantsOf(trx, team.id, experiment.id), experiment, input.key));
+    const created = store.toVariant(requireVariant(await store.variantsOf(trx, team.id, experiment.id), experiment, input.key));
+    await record(trx, team.id, change, { resource: 'variant', key: `${experiment.key}/${created.key}`, action: 'created', before: null, after: created });
+    return created;
   });
 }
 
-export async function updateVariant(db: Db, team: TeamRow, experimentKey: string, key: string, input: VariantUpdate): Promise<Variant> {
+export async function updateVariant(db: Db, team: TeamRow, experimentKey: string, key: string, input: VariantUpdate, change: Change): Promise<Variant> {
   return changingConfig(db, team.id, async (trx) => {
     const { experiment, variants } = await draftWithVariants(trx, team, experimentKey);
     const variant = requireVariant(variants, experiment, key);
@@ -78,15 +81,18 @@ export async function updateVariant(db: Db, team: TeamRow, experimentKey: string
       }),
       () => duplicateKey(experiment, candidate.key),
     );
-    return store.toVariant(requireVariant(await store.variantsOf(trx, team.id, experiment.id), experiment, candidate.key));
+    const updated = store.toVariant(requireVariant(await store.variantsOf(trx, team.id, experiment.id), experiment, candidate.key));
+    await record(trx, team.id, change, { resource: 'variant', key: `${experiment.key}/${updated.key}`, action: 'updated', before: store.toVariant(variant), after: updated });
+    return updated;
   });
 }
 
-export async function deleteVariant(db: Db, team: TeamRow, experimentKey: string, key: string): Promise<Variant> {
+export async function deleteVariant(db: Db, team: TeamRow, experimentKey: string, key: string, change: Change): Promise<Variant> {
   return changingConfig(db, team.id, async (trx) => {
     const { experiment, variants } = await draftWithVariants(trx, team, experimentKey);
     const variant = requireVariant(variants, experiment, key);
     await store.deleteVariant(trx, variant.id, team.id);
+    await record(trx, team.id, change, { resource: 'variant', key: `${experiment.key}/${variant.key}`, action: 'deleted', before: store.toVariant(variant), after: null });
     return store.toVariant(variant);
   });
 }

@@ -279,6 +279,8 @@ const ATTRIBUTE_VALUE_SHAPES = ['boolean, number, string', 'array of boolean, nu
  * `additionalProperties` schema (a rule's value per variant, an evaluation's flags by key).
  */
 const isKeyedMap = (visit: SchemaVisit) => isNode(visit.schema) && isNode(visit.schema.propertyNames) && isNode(visit.schema.additionalProperties);
+/** A field of an audited resource, before or after a change: any value its own schema (named by the entry's resource_type) allows. */
+const isAuditFieldValue = (visit: SchemaVisit) => visit.pointer === '#/components/schemas/AuditFieldValue';
 
 // ---------------------------------------------------------------------------------------------
 // Validation with Ajv over the whole document
@@ -732,6 +734,7 @@ describe('6. typed, closed and bounded schemas', () => {
         !isConditionObject(v) &&
         !isKeyedMap(v) &&
         !OFREP_OPEN_VALUES.includes(v.pointer) &&
+        !isAuditFieldValue(v) &&
         v.schema.additionalProperties !== false &&
         v.schema.unevaluatedProperties !== false,
     );

@@ -117,4 +117,5 @@ export const ADDITIONS: Endpoint[] = [
   operation('GET', `${TEAM}/config/stream`, 'Team configuration, streamed'),
   operation('POST', `${TEAM}/ofrep/v1/evaluate/flags/{feature}`, 'Evaluate one flag (OpenFeature OFREP)'),
   operation('POST', `${TEAM}/ofrep/v1/evaluate/flags`, 'Evaluate every flag (OpenFeature OFREP)'),
+  operation('GET', `${TEAM}/audit-log`, 'Audit log'),
 ];

@@ -102,9 +102,9 @@ const ownTeamSetup: Record<string, { fixture?: Partial<Fixture>; body?: unknown 
 };
 
 describe('the bundled contract', () => {
-  it('when it is read, then it has the 44 operations this table covers', () => {
-    expect(operations).toHaveLength(44);
-    expect(new Set(operations.map((op) => op.operationId)).size).toBe(44);
+  it('when it is read, then it has the 45 operations this table covers', () => {
+    expect(operations).toHaveLength(45);
+    expect(new Set(operations.map((op) => op.operationId)).size).toBe(45);
   });
 });
 
@@ -236,7 +236,7 @@ describe.each(engines)('authorization on %s', (engine) => {
 // A sanity check of the table itself, so a wrong generator does not pass silently.
 describe('the generated table', () => {
   it('when it is built, then each operation is tried with each credential and the non-team operations are the four', () => {
-    expect(cases).toHaveLength(44 * credentials.length);
+    expect(cases).toHaveLength(45 * credentials.length);
     expect(credentials).toHaveLength(8);
     expect(operations.filter((op) => !op.teamScoped).map((op) => op.template)).toEqual(['/api/health', '/api/user', '/api/current-team', '/api/teams']);
     expect(operations.filter((op) => op.acceptsIngestKey && !op.isPublic).map((op) => op.operationId).sort()).toEqual(['config_get', 'config_stream', 'evaluate', 'ingest', 'ingest_batch', 'ofrep_flag_evaluate', 'ofrep_flags_evaluate']);

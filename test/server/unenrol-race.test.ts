@@ -6,6 +6,7 @@
 // that on SQLite they join the same batch in this order every round; on PostgreSQL the ingests
 // flush together and the unenrol takes its turn before or after them under the team's lock.
 import { describe, expect, it } from 'vitest';
+import { ADMIN_CLI } from '../../server/audit/service';
 import { ingestContexts } from '../../server/ingest/context';
 import { ingest } from '../../server/ingest/service';
 import { unenrol } from '../../server/participants/service';
@@ -32,7 +33,7 @@ describe.each(engines)('unenrol racing ingest on %s', (engine) => {
       const [, removed] = await Promise.all([
         ingest(storage, contexts, row, { participant }),
         // PostgreSQL: its turn may come before the ingests' flush, when there is no one to unenrol (404).
-        unenrol(storage, row, participant, 'exp').catch((error: unknown) => error),
+        unenrol(storage, row, participant, 'exp', ADMIN_CLI).catch((error: unknown) => error),
         ingest(storage, contexts, row, { participant }),
       ]);
       if (removed instanceof Error) continue;
