@@ -116,8 +116,8 @@ export function toEntry(row: store.AuditRow): AuditEntry {
     resource_type: row.resource_type as ResourceType,
     resource_key: row.resource_key,
     action: row.action as Action,
-    before: row.before === null ? null : (JSON.parse(row.before) as Record<string, unknown>),
-    after: row.after === null ? null : (JSON.parse(row.after) as Record<string, unknown>),
+    before: row.before === null ? null : (JSON.parse(row.before) as AuditEntry['before']),
+    after: row.after === null ? null : (JSON.parse(row.after) as AuditEntry['after']),
     request_id: row.request_id,
   };
 }

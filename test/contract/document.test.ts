@@ -280,7 +280,7 @@ const ATTRIBUTE_VALUE_SHAPES = ['boolean, number, string', 'array of boolean, nu
  */
 const isKeyedMap = (visit: SchemaVisit) => isNode(visit.schema) && isNode(visit.schema.propertyNames) && isNode(visit.schema.additionalProperties);
 /** A field of an audited resource, before or after a change: any value its own schema (named by the entry's resource_type) allows. */
-const isAuditFieldValue = (visit: SchemaVisit) => visit.pointer === '#/components/schemas/AuditFieldValue';
+const isAuditFieldValue = (visit: SchemaVisit) => visit.pointer.startsWith('#/components/schemas/AuditFieldValue');
 
 // ---------------------------------------------------------------------------------------------
 // Validation with Ajv over the whole document
