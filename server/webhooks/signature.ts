@@ -1,0 +1,27 @@
+import { createHmac, randomBytes } from 'node:crypto';
+
+/**
+ * Standard Webhooks signing (standardwebhooks.com): a secret is `whsec_` and the base64 of its
+ * key; a message is signed with HMAC-SHA256 under that key over `<webhook-id>.<webhook-timestamp>.<body>`,
+ * and the signature header is `v1,` and the base64 of the digest.
+ */
+export const SECRET_PREFIX = 'whsec_';
+
+/** A new secret: 24 random bytes (192 bits), within the convention's 24–64. */
+export function newSecret(): string {
+  return SECRET_PREFIX + randomBytes(24).toString('base64');
+}
+
+export interface SignedHeaders {
+  'webhook-id': string;
+  'webhook-timestamp': string;
+  'webhook-signature': string;
+}
+
+/** The three headers of a delivery of `body` (the exact bytes sent) with id `id` at `timestamp` (seconds since the epoch). */
+export function signedHeaders(secret: string, id: string, timestamp: number, body: string): SignedHeaders {
+  if (!secret.startsWith(SECRET_PREFIX)) throw new Error('A webhook secret starts with whsec_.');
+  const key = Buffer.from(secret.slice(SECRET_PREFIX.length), 'base64');
+  const digest = createHmac('sha256', key).update(`${id}.${timestamp}.${body}`, 'utf8').digest('base64');
+  return { 'webhook-id': id, 'webhook-timestamp': String(timestamp), 'webhook-signature': `v1,${digest}` };
+}
