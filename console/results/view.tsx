@@ -5,6 +5,7 @@ import { useState } from 'preact/hooks';
 import type { Schemas, Session } from '../session';
 import { ProblemBanner, useAnswer, when } from '../ui';
 import { DifferenceChart, MEANS, RATES, SequenceChart, useWidth, type SequencePoint } from './charts';
+import { RecentChanges } from './changes';
 import { byRole, correctionText, duration, METRICS, NBSP, number, percent, points, pValue, signed, VERDICTS, variantName } from './format';
 
 type Results = Schemas['ExperimentResults'];
@@ -38,6 +39,7 @@ export function ResultsView({ session, experiment }: { session: Session; experim
       )}
       {data && byRole(data.events).map((event) => <EventView key={event.event} event={event} width={width} />)}
       {data && <History results={data} eventKeys={keys} width={width} onEvent={setHistoryEvent} />}
+      {data && <RecentChanges session={session} experiment={experiment} />}
       {data && (
         <p class="hint">
           Each verdict comes from an always-valid 95{NBSP}% confidence sequence (mixture SPRT), so looking every day does not inflate false positives; it needs {data.method.minimum_participants} participants in the variant and in the

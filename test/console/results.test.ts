@@ -124,6 +124,26 @@ describe.skipIf(!hasChromium).each(engines)("the console's results view on %s", 
     await page.close();
   });
 
+  it('when a running experiment\'s coverage was changed, then its recent changes beside the results say who started it and who changed the coverage, from what to what', async () => {
+    const changed = await team.api.PUT('/api/teams/{team}/experiments/{experiment}', { params: { path: { team: team.id, experiment: 'checkout' } }, body: { coverage: 80 } });
+    expect(changed.response.status).toBe(200);
+    const { page, problems } = await watchedPage(browser);
+    await signIn(page, server().baseUrl, team.token);
+    await open(page, 'checkout');
+    const changes = page.locator('section.changes');
+    await changes.locator('li[data-action=updated]').first().waitFor();
+    expect(await changes.locator('li[data-action=updated]').first().innerText()).toContain(`${team.email} changed coverage from 100 to 80`);
+    expect(await changes.locator('li[data-action=started]').innerText()).toContain(`${team.email} started it`);
+    // Newest first: the coverage change, then the start, then the creation
+    expect(await changes.locator('li').evaluateAll((items) => items.map((item) => item.getAttribute('data-action')))).toEqual(expect.arrayContaining(['updated', 'started', 'created']));
+    const actions = await changes.locator('li').evaluateAll((items) => items.map((item) => item.getAttribute('data-action')));
+    expect(actions.indexOf('updated')).toBeLessThan(actions.indexOf('started'));
+    expect(actions.indexOf('started')).toBeLessThan(actions.indexOf('created'));
+    await expectAccessible(page, 'recent changes');
+    expect(problems).toEqual([]);
+    await page.close();
+  });
+
   it('when the axis is drawn, then it spans the data, not 0 to 100 %', async () => {
     const { page } = await watchedPage(browser);
     await signIn(page, server().baseUrl, team.token);
