@@ -200,7 +200,7 @@ describe.skipIf(!hasChromium)('GET /docs in headless Chromium', () => {
     await menu.waitFor({ timeout: 60_000 });
     await expect.poll(() => menu.innerText()).toContain('Experimentation Service API');
     const groups = menu.locator('[data-component-name="Menu/MenuItem"].menu-item-type-group');
-    await expect.poll(() => groups.count()).toBe(9);
+    await expect.poll(() => groups.count()).toBe(10);
     const listed = new Map<string, string>(); // operationId (from the item's link) → the item's text
     const operationHrefs: string[] = [];
     for (let i = 0; i < (await groups.count()); i++) {
@@ -233,7 +233,7 @@ describe.skipIf(!hasChromium)('GET /docs in headless Chromium', () => {
       .poll(async () => {
         hrefs = [...(await menu.locator('a').evaluateAll((links) => links.map((link) => link.getAttribute('href') ?? ''))), ...operationHrefs];
         return hrefs.length;
-      })
+      }, { timeout: 60_000, interval: 250 })
       .toBeGreaterThan(70);
     expect(hrefs.filter((href) => new URL(href, page.url()).pathname !== '/docs')).toEqual([]);
     const resultsHref = hrefs.find((href) => href.endsWith('/experiments_results'))!;
@@ -244,7 +244,11 @@ describe.skipIf(!hasChromium)('GET /docs in headless Chromium', () => {
     await tab.close();
 
     // Opening an operation renders its method and path, and its code samples.
-    await page.locator('[data-component-name="Menu/MenuItem"].menu-item-type-operation a[href$="/ingest"]').first().click();
+    // Its group is opened again first: the menu may have folded groups while it re-rendered.
+    const ingestGroup = groups.filter({ has: page.locator(':scope > a', { hasText: /^\s*Ingest\s*$/ }) }).first();
+    const ingestItem = page.locator('[data-component-name="Menu/MenuItem"].menu-item-type-operation a[href$="/ingest"]').first();
+    await expanded(ingestGroup, ingestItem);
+    await ingestItem.click();
     await expect.poll(() => page.locator('body').innerText()).toContain('/api/teams/{team}/ingest');
     await page.waitForLoadState('networkidle');
     const body = await page.locator('body').innerText();
