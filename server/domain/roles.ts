@@ -26,7 +26,7 @@
 import { benjaminiHochberg, holm } from './multiplicity';
 import { MINIMUM_PARTICIPANTS } from './results';
 import type { MeanArm } from './means';
-import { alwaysValid, harmPValue, meansMixture, rateMixture } from './sequential';
+import { alwaysValid, harmPValue, meansMixture, rateMixture, type Harm, type Mixture } from './sequential';
 import type { ArmCounts } from './statistics';
 
 export type Role = 'goal' | 'guardrail' | 'secondary';
@@ -65,12 +65,20 @@ interface Comparison {
 
 const meanArm = (arm: RoleArm): MeanArm => ({ participants: arm.participants, sum: arm.sum ?? 0, sumOfSquares: arm.sumOfSquares ?? 0, micros: arm.micros });
 
+/** The difference of the metric between the arms with its variance and mixing SD (sequential.ts); null where that is. */
+export function metricMixture(arm: RoleArm, control: RoleArm, metric: RoleEvent['metric']): Mixture | null {
+  return metric === 'mean' ? meansMixture(meanArm(arm), meanArm(control)) : rateMixture(arm, control);
+}
+
+/** Which side of 0 harms an event of this direction: below for an `increase` event, above for a `decrease` one. */
+export const harmOf = (direction: Direction): Harm => (direction === 'increase' ? 'below' : 'above');
+
 /** The variant against the control: two-sided, or for a guardrail one-sided toward harm. */
 function compare(arm: RoleArm, control: RoleArm, event: RoleEvent): Comparison {
   const enough = arm.participants >= MINIMUM_PARTICIPANTS && control.participants >= MINIMUM_PARTICIPANTS;
-  const mixture = event.metric === 'mean' ? meansMixture(meanArm(arm), meanArm(control)) : rateMixture(arm, control);
+  const mixture = metricMixture(arm, control, event.metric);
   if (!mixture) return { difference: null, pValue: null, enough };
-  const pValue = event.role === 'guardrail' ? harmPValue(mixture, event.direction === 'increase' ? 'below' : 'above') : alwaysValid(mixture.difference, mixture.variance, ROLE_ALPHA, mixture.mixingSd)!.pValue;
+  const pValue = event.role === 'guardrail' ? harmPValue(mixture, harmOf(event.direction)) : alwaysValid(mixture.difference, mixture.variance, ROLE_ALPHA, mixture.mixingSd)!.pValue;
   return { difference: mixture.difference, pValue, enough };
 }
 
