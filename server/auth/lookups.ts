@@ -6,7 +6,7 @@ export type LookupMany<Row> = (hashes: string[]) => Promise<Map<string, Row>>;
  * requests that arrived together have all asked (setImmediate) — never earlier, so each request
  * still sees the credential as stored when it arrived, and a key rotated or a token revoked
  * before it is refused. A query costs the server and the database more than looking up one
- * more key in it, and an SDK's requests all carry the same credential (bench/README.md). A
+ * more key in it, and an SDK's requests all carry the same credential (bench/results/2026-11-27-postgres-one-round-trip.md). A
  * lookup that fails fails every request of its batch.
  */
 export function batchedLookup<Row>(lookupMany: LookupMany<Row>): (hash: string) => Promise<Row | undefined> {

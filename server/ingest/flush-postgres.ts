@@ -13,7 +13,7 @@ const BEGIN = CompiledQuery.raw('begin');
  * A flush's reads look rows up by key, each written so that any plan of it probes an index, so a
  * plan made once serves every run. PostgreSQL's default planned them anew at every run (a plan
  * for the values at hand looks cheaper), which was about a quarter of the database's CPU for a
- * flush of a few ingests (bench/README.md); the write already ran on its generic plan.
+ * flush of a few ingests (bench/results/2026-11-25-postgres-plans-once.md); the write already ran on its generic plan.
  */
 const GENERIC_PLANS = CompiledQuery.raw('set local plan_cache_mode = force_generic_plan');
 const COMMIT = CompiledQuery.raw('commit');
@@ -76,7 +76,7 @@ export const postgresFlush: FlushStatements = {
   // PostgreSQL writes while the process goes on, and part of a flush's work does not grow with
   // its rows (its statements and their key checks, the counters, the commit): twice SQLite's
   // bound made batches of 100 from 10 connections 11–17 % faster; three times, no faster
-  // (bench/README.md, "flushes of 2 000 rows").
+  // (bench/results/2026-11-27-postgres-flush-rows.md).
   flushRows: 2000,
 };
 

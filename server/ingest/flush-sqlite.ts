@@ -52,7 +52,7 @@ export const sqliteFlush: FlushStatements = {
 
   opensWhileWriting: false,
   // better-sqlite3 writes on the event loop: every other request waits out the flush too, about
-  // 10 ms for these rows (bench/README.md, isolation).
+  // 10 ms for these rows (bench/results/2026-11-27-postgres-flush-rows.md).
   flushRows: 1000,
 };
 

@@ -24,7 +24,7 @@ type Enqueue = (job: Omit<IngestJob, 'resolve' | 'reject'>) => Promise<IngestOut
  * reads — if more than a flush's worth of ingests waits then, so that the next flush's
  * decisions overlap this one's write (two flushes at most). Opened early with fewer waiting, the next would
  * take fewer ingests than it would once this one is done, and flushes of single ingests would
- * become more and smaller (bench/README.md: single ingests fell by a fifth). Where the engine
+ * become more and smaller (bench/results/2026-11-25-postgres-foreign-keys-once.md: single ingests fell by a fifth). Where the engine
  * can check assumptions (FlushStatements.commitAssuming), a flush of participants this process
  * has not seen decides on what it last saw (assumptions.ts) and writes in one round trip; the
  * next, opened early, then decides while this one writes.

@@ -36,7 +36,7 @@ export const INGEST_KEYS: IngestKey[] = [
  * PostgreSQL: the foreign keys a flush writes rows under are checked once per statement, over the
  * set of rows it inserted, in place of once per row. PostgreSQL runs a foreign key's check as its
  * own query for every inserted row: 13 a new participant in 3 experiments, nearly half of a
- * batch's database CPU (bench/README.md). Each key keeps its rule, its name and its error:
+ * batch's database CPU (bench/results/2026-11-25-postgres-foreign-keys-once.md). Each key keeps its rule, its name and its error:
  * - A statement that inserts children probes the parent's unique key once per distinct key its
  *   rows name, in key order, locking each parent `for key share` as the per-row checks did, and
  *   refuses the statement with foreign_key_violation (23503) and the key's name unless every

@@ -8,7 +8,7 @@ const EXCLUSIONS_PARTICIPANT_KEY = sql`alter table exclusions add constraint exc
 /**
  * PostgreSQL: participants and enrolments are keyed by what every query names them by, and lose
  * the index of their `id` alone — one index entry fewer for each new participant and each
- * enrolment, four for a new participant in three experiments (bench/README.md).
+ * enrolment, four for a new participant in three experiments (bench/results/2026-11-27-postgres-natural-keys.md).
  * - participants: the primary key is (team_id, id), the key enrolments, exclusions and
  *   conversions name them by (013), in place of the unique (team_id, id) beside a primary key of
  *   id; every query of a participant by id names its team.
