@@ -84,13 +84,13 @@ function squaredDeviations(arm: MeanArm): number {
 }
 
 /** Welch–Satterthwaite degrees of freedom of a / n_a + b / n_b, with a and b the two variance terms. */
-function welchDegreesOfFreedom(termV: number, nV: number, termC: number, nC: number): number {
+export function welchDegreesOfFreedom(termV: number, nV: number, termC: number, nC: number): number {
   return (termV + termC) ** 2 / (termV ** 2 / (nV - 1) + termC ** 2 / (nC - 1));
 }
 
-const chanceAbove0 = (estimate: number, standardError: number): number => normalCdf(estimate / standardError, 0, 1);
+export const chanceAbove0 = (estimate: number, standardError: number): number => normalCdf(estimate / standardError, 0, 1);
 
-const twoSided = (t: number, dof: number): number => 2 * tCdf(-Math.abs(t), dof);
+export const twoSided = (t: number, dof: number): number => 2 * tCdf(-Math.abs(t), dof);
 
 /**
  * The variant against the control: difference m_V − m_C with Welch's SE √(s_V²/n_V + s_C²/n_C),
@@ -108,11 +108,25 @@ export function compareMeans(arm: MeanArm, control: MeanArm, confidence = 0.95):
   if (!v || !c || v.variance === null || c.variance === null) return null;
   const termV = v.variance / arm.participants;
   const termC = c.variance / control.participants;
+  if (!(termV + termC > 0)) return null;
+  const { result, quantile } = welchTest(meanDifference(arm, control), termV, arm.participants, termC, control.participants, confidence);
+  if (c.mean > 0) {
+    const relative = result.difference / c.mean;
+    const relativeSe = Math.sqrt(termV / c.mean ** 2 + (termC * v.mean ** 2) / c.mean ** 4);
+    Object.assign(result, relativeFigures(relative, relativeSe, result.degreesOfFreedom, quantile));
+  }
+  return result;
+}
+
+/**
+ * Welch's test of a difference whose variance is termV + termC (each an arm's variance over its
+ * participants): SE, degrees of freedom, two-sided p, the interval at `confidence` and the chance
+ * above 0; the relative figures null. With the t quantile of the interval.
+ */
+export function welchTest(difference: number, termV: number, nV: number, termC: number, nC: number, confidence: number): { result: MeanComparison; quantile: number } {
   const standardError = Math.sqrt(termV + termC);
-  if (!(standardError > 0)) return null;
-  const degreesOfFreedom = welchDegreesOfFreedom(termV, arm.participants, termC, control.participants);
+  const degreesOfFreedom = welchDegreesOfFreedom(termV, nV, termC, nC);
   const quantile = tQuantile(1 - (1 - confidence) / 2, degreesOfFreedom);
-  const difference = meanDifference(arm, control);
   const result: MeanComparison = {
     difference,
     standardError,
@@ -126,16 +140,18 @@ export function compareMeans(arm: MeanArm, control: MeanArm, confidence = 0.95):
     chanceToBeatControl: chanceAbove0(difference, standardError),
     relativeChanceToBeatControl: null,
   };
-  if (c.mean > 0) {
-    const relative = difference / c.mean;
-    const relativeSe = Math.sqrt(termV / c.mean ** 2 + (termC * v.mean ** 2) / c.mean ** 4);
-    Object.assign(result, {
-      relativeUplift: relative,
-      relativeStandardError: relativeSe,
-      relativePValue: relativeSe > 0 ? twoSided(relative / relativeSe, degreesOfFreedom) : null,
-      relativeInterval: { lower: relative - quantile * relativeSe, upper: relative + quantile * relativeSe },
-      relativeChanceToBeatControl: relativeSe > 0 ? chanceAbove0(relative, relativeSe) : null,
-    });
-  }
-  return result;
+  return { result, quantile };
+}
+
+type RelativeFigures = Pick<MeanComparison, 'relativeUplift' | 'relativeStandardError' | 'relativePValue' | 'relativeInterval' | 'relativeChanceToBeatControl'>;
+
+/** The relative uplift's test, interval (± quantile · SE) and chance above 0; p and chance null when its SE is 0. */
+export function relativeFigures(relative: number, relativeSe: number, degreesOfFreedom: number, quantile: number): RelativeFigures {
+  return {
+    relativeUplift: relative,
+    relativeStandardError: relativeSe,
+    relativePValue: relativeSe > 0 ? twoSided(relative / relativeSe, degreesOfFreedom) : null,
+    relativeInterval: { lower: relative - quantile * relativeSe, upper: relative + quantile * relativeSe },
+    relativeChanceToBeatControl: relativeSe > 0 ? chanceAbove0(relative, relativeSe) : null,
+  };
 }

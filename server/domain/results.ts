@@ -4,8 +4,9 @@
  * the counts as they stood at the end of each day.
  */
 
+import { judgedMixture, type ComparedArm, type Covariate, type Metric } from './estimate';
 import type { MeanArm } from './means';
-import { confidenceSequence, meansAlwaysValid } from './sequential';
+import { alwaysValid, type AlwaysValid } from './sequential';
 import type { ArmCounts, Interval } from './statistics';
 
 /** Participants each of the variant and the control need before a verdict other than `collecting`. */
@@ -22,13 +23,24 @@ export interface SequentialComparison {
   verdict: Verdict | null;
 }
 
-/** The variant against the control; all null for the control itself and when there is none. */
-export function compareSequentially(arm: ArmRate, control: ArmRate | undefined, isControl: boolean): SequentialComparison {
+/** The always-valid figures at α = 0.05 of the judged difference (estimate.ts: adjusted when the arms carry a covariate). */
+function sequenceOf(arm: ComparedArm, control: ComparedArm, metric: Metric): AlwaysValid | null {
+  const mixture = judgedMixture(arm, control, metric);
+  return mixture && alwaysValid(mixture.difference, mixture.variance, 0.05, mixture.mixingSd);
+}
+
+/**
+ * The variant against the control on the unique rate; all null for the control itself and when
+ * there is none. With a covariate on both arms the difference and the sequence are the
+ * regression-adjusted ones (falling back to the unadjusted ones where the adjustment does not apply).
+ */
+export function compareSequentially(arm: ComparedArm, control: ComparedArm | undefined, isControl: boolean): SequentialComparison {
   if (isControl || !control) return { difference: null, confidenceSequence: null, verdict: null };
   if (arm.participants === 0 || control.participants === 0) return { difference: null, confidenceSequence: null, verdict: 'collecting' };
-  const sequence = confidenceSequence(arm, control);
+  const figures = sequenceOf(arm, control, 'rate');
+  const sequence = figures?.confidenceSequence ?? null;
   return {
-    difference: arm.uniqueConversions / arm.participants - control.uniqueConversions / control.participants,
+    difference: figures?.difference ?? arm.uniqueConversions / arm.participants - control.uniqueConversions / control.participants,
     confidenceSequence: sequence,
     verdict: verdictOf(sequence, arm, control),
   };
@@ -43,12 +55,12 @@ export interface MeansSequentialComparison {
 
 /**
  * The always-valid comparison of the variant's mean with the control's (τ on the standardised
- * scale, see sequential.ts); null for the control, without one, below 2 participants in an arm
- * or without variance.
+ * scale, see sequential.ts), regression-adjusted with a covariate on both arms; null for the
+ * control, without one, below 2 participants in an arm or without variance.
  */
-export function compareMeansSequentially(arm: MeanArm, control: MeanArm | undefined, isControl: boolean): MeansSequentialComparison | null {
+export function compareMeansSequentially(arm: MeanArm & ComparedArm, control: (MeanArm & ComparedArm) | undefined, isControl: boolean): MeansSequentialComparison | null {
   if (isControl || !control) return null;
-  const figures = meansAlwaysValid(arm, control);
+  const figures = sequenceOf(arm, control, 'mean');
   if (!figures) return null;
   return { ...figures, verdict: verdictOf(figures.confidenceSequence, arm, control) };
 }
@@ -60,16 +72,22 @@ function verdictOf(sequence: Interval | null, arm: { participants: number }, con
   return 'no_difference';
 }
 
-/** One day's change of one variant's counters (negative when participants left); `micros` the exact sums of the event's metric (see MeanArm). */
+/**
+ * One day's change of one variant's counters (negative when participants left); `micros` the exact
+ * sums of the event's metric (see MeanArm), `covariate` the change of its pre-exposure sums when
+ * CUPED is on.
+ */
 export interface DailyChange {
   variantId: number;
   day: string;
   participants: number;
   uniqueConversions: number;
   micros: { sum: bigint; sumOfSquares: bigint };
+  covariate?: Covariate;
 }
 
-export type DayArm = ArmRate & Required<MeanArm>;
+/** An arm at the end of a day; with a covariate once any change carried one. */
+export type DayArm = ArmRate & Required<MeanArm> & { covariate?: Covariate };
 
 export interface DayTotals {
   day: string;
@@ -94,10 +112,16 @@ export function cumulativeDays(changes: DailyChange[], variantIds: number[]): Da
       total.micros = { sum: total.micros.sum + change.micros.sum, sumOfSquares: total.micros.sumOfSquares + change.micros.sumOfSquares };
       total.sum = Number(total.micros.sum) / 1e6;
       total.sumOfSquares = Number(total.micros.sumOfSquares) / 1e12;
+      if (change.covariate) total.covariate = addCovariates(total.covariate, change.covariate);
     }
     result.push({ day, totals: new Map([...running].map(([id, total]) => [id, { ...total }])) });
   }
   return result;
+}
+
+function addCovariates(total: Covariate | undefined, change: Covariate): Covariate {
+  if (!total) return { ...change };
+  return { sumX: total.sumX + change.sumX, sumX2: total.sumX2 + change.sumX2, sumXY: total.sumXY + change.sumXY };
 }
 
 function nextDay(day: string): string {

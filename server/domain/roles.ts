@@ -4,7 +4,8 @@
  *
  * Every comparison is a variant against the control on the event's metric — the unique
  * conversion rate of a unique event, the mean per participant of a count or value event — with
- * the always-valid p-value of sequential.ts (valid at any stopping time). Then:
+ * the always-valid p-value of sequential.ts (valid at any stopping time), on the
+ * regression-adjusted difference when the arms carry their pre-exposure sums (estimate.ts). Then:
  *
  * - goal: Holm over the variants' always-valid p-values keeps the family-wise error — any false
  *   "better" or "worse" among the variants, at any look — at α: a false rejection needs the
@@ -25,16 +26,14 @@
 
 import { benjaminiHochberg, holm } from './multiplicity';
 import { MINIMUM_PARTICIPANTS } from './results';
-import type { MeanArm } from './means';
-import { alwaysValid, harmPValue, meansMixture, rateMixture, type Harm, type Mixture } from './sequential';
-import type { ArmCounts } from './statistics';
+import { judgedMixture, type ComparedArm, type Metric } from './estimate';
+import { alwaysValid, harmPValue, type Harm, type Mixture } from './sequential';
 
 export type Role = 'goal' | 'guardrail' | 'secondary';
 export type Direction = 'increase' | 'decrease';
 export type CorrectedVerdict = 'collecting' | 'no_difference' | 'variant_better' | 'variant_worse' | 'guardrail_violated';
-type ArmRate = Pick<ArmCounts, 'participants' | 'uniqueConversions'>;
-/** An arm as a comparison reads it: its rate's counts, and for a mean its sums. */
-export type RoleArm = ArmRate & Partial<Pick<MeanArm, 'sum' | 'sumOfSquares' | 'micros'>>;
+/** An arm as a comparison reads it: its rate's counts, for a mean its sums, and with CUPED on its covariate (then the adjusted difference is judged). */
+export type RoleArm = ComparedArm;
 
 /** The α every family is kept at and every guardrail is tested at. */
 export const ROLE_ALPHA = 0.05;
@@ -43,7 +42,7 @@ export interface RoleEvent {
   role: Role;
   direction: Direction;
   /** What is compared: the unique rate (the default) or the mean per participant (count and value events). */
-  metric?: 'rate' | 'mean';
+  metric?: Metric;
   control: RoleArm;
   /** The variants other than the control, in a fixed order. */
   variants: RoleArm[];
@@ -63,11 +62,12 @@ interface Comparison {
   enough: boolean;
 }
 
-const meanArm = (arm: RoleArm): MeanArm => ({ participants: arm.participants, sum: arm.sum ?? 0, sumOfSquares: arm.sumOfSquares ?? 0, micros: arm.micros });
-
-/** The difference of the metric between the arms with its variance and mixing SD (sequential.ts); null where that is. */
+/**
+ * The difference of the metric between the arms with its variance and mixing SD (sequential.ts):
+ * regression-adjusted when both arms carry a covariate (estimate.ts); null where that is.
+ */
 export function metricMixture(arm: RoleArm, control: RoleArm, metric: RoleEvent['metric']): Mixture | null {
-  return metric === 'mean' ? meansMixture(meanArm(arm), meanArm(control)) : rateMixture(arm, control);
+  return judgedMixture(arm, control, metric ?? 'rate');
 }
 
 /** Which side of 0 harms an event of this direction: below for an `increase` event, above for a `decrease` one. */
