@@ -4,6 +4,7 @@
  * the counts as they stood at the end of each day.
  */
 
+import { addDays } from './days';
 import { judgedMixture, type ComparedArm, type Covariate, type Metric } from './estimate';
 import type { MeanArm } from './means';
 import { alwaysValid, type AlwaysValid } from './sequential';
@@ -124,11 +125,7 @@ function addCovariates(total: Covariate | undefined, change: Covariate): Covaria
   return { sumX: total.sumX + change.sumX, sumX2: total.sumX2 + change.sumX2, sumXY: total.sumXY + change.sumXY };
 }
 
-function nextDay(day: string): string {
-  const date = new Date(`${day}T00:00:00.000Z`);
-  date.setUTCDate(date.getUTCDate() + 1);
-  return date.toISOString().slice(0, 10);
-}
+const nextDay = (day: string): string => addDays(day, 1);
 
 /** Days from start to end (now while running), to two decimals; null before the start. */
 export function daysRunning(startedAt: string | null, stoppedAt: string | null, now: string): number | null {

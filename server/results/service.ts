@@ -1,5 +1,6 @@
 import type { components } from '../../generated/api';
 import { compareMeansSequentially, compareSequentially, cumulativeDays, daysRunning, MINIMUM_PARTICIPANTS, SRM_WARNING_BELOW, type DailyChange, type DayArm, type MeansSequentialComparison } from '../domain/results';
+import { addDays } from '../domain/days';
 import { MIXING_EFFECT_SIZE } from '../domain/sequential';
 import { requireExperiment } from '../experiments/service';
 import { coverageChangesOf, guardrailsOf, type ExperimentRow } from '../experiments/store';
@@ -239,10 +240,3 @@ async function describe(experiment: ExperimentRow, variants: ResolvedVariant[], 
 const HISTORY_SLICE = 10;
 
 const yieldToOthers = () => new Promise((resolve) => setImmediate(resolve));
-
-/** The day `days` after `day` (before it when negative), as `YYYY-MM-DD`. */
-function addDays(day: string, days: number): string {
-  const date = new Date(`${day}T00:00:00.000Z`);
-  date.setUTCDate(date.getUTCDate() + days);
-  return date.toISOString().slice(0, 10);
-}
