@@ -214,3 +214,52 @@ describe('the always-valid sequence and the verdicts on the adjusted estimate', 
     expect(narrower).toBeGreaterThan(250);
   });
 });
+
+describe('yes/no events: the adjusted sequence and a guardrail on it, under no difference', () => {
+  /** Seeded A/A arms of a yes/no event: bought before with probability 0.3, then again 0.5 of those and 0.1 of the others. */
+  function experiment(random: () => number, looks: number, perLook: number, judge: (arms: ReturnType<typeof armsOf>) => boolean): boolean {
+    const arms = armsOf();
+    for (let look = 0; look < looks; look++) {
+      for (const arm of arms) {
+        for (let i = 0; i < perLook; i++) {
+          const before = random() < 0.3;
+          const after = random() < (before ? 0.5 : 0.1);
+          arm.participants += 1;
+          if (after) arm.uniqueConversions += 1;
+          if (before) arm.covariate.sumX += M;
+          if (before) arm.covariate.sumX2 += M * M;
+          if (before && after) arm.covariate.sumXY += M * M;
+        }
+      }
+      if (judge(arms)) return true;
+    }
+    return false;
+  }
+  const armsOf = () => [0, 1].map(() => ({ participants: 0, uniqueConversions: 0, covariate: { sumX: 0n, sumX2: 0n, sumXY: 0n } }));
+  const uniform = (seed: number) => {
+    let state = seed >>> 0;
+    return () => ((state = (Math.imul(state, 1664525) + 1013904223) >>> 0) + 0.5) / 2 ** 32;
+  };
+
+  it('when 300 A/A experiments are looked at every 100 participants per arm, then the adjusted rate sequence and a guardrail on it each fire in at most 5 %', () => {
+    const random = uniform(20261129);
+    let twoSided = 0;
+    let guardrail = 0;
+    for (let e = 0; e < 300; e++) {
+      if (experiment(random, 20, 100, ([control, variant]) => compareSequentially(variant!, control!, false).verdict === 'variant_better' || compareSequentially(variant!, control!, false).verdict === 'variant_worse')) twoSided++;
+    }
+    for (let e = 0; e < 300; e++) {
+      if (experiment(random, 20, 100, ([control, variant]) => judgeByRole([{ role: 'guardrail', direction: 'increase', metric: 'rate', control: control!, variants: [variant!] }])[0]![0]!.verdict === 'guardrail_violated')) guardrail++;
+    }
+    console.info(`[CUPED A/A peeking, yes/no] 300 experiments × 20 looks of 100 per arm: two-sided ${((100 * twoSided) / 300).toFixed(1)} %, guardrail ${((100 * guardrail) / 300).toFixed(1)} %`);
+    expect(twoSided / 300).toBeLessThanOrEqual(0.05);
+    expect(guardrail / 300).toBeLessThanOrEqual(0.05);
+  });
+
+  it('when nobody converted before enrolment, then the rate sequence is the unadjusted one', () => {
+    const control = { participants: 400, uniqueConversions: 40, covariate: { sumX: 0n, sumX2: 0n, sumXY: 0n } };
+    const variant = { participants: 400, uniqueConversions: 60, covariate: { sumX: 0n, sumX2: 0n, sumXY: 0n } };
+    expect(judgedMixture(variant, control, 'rate')).toEqual(rateMixture(variant, control));
+    expect(compareSequentially(variant, control, false)).toEqual(compareSequentially({ participants: 400, uniqueConversions: 60 }, { participants: 400, uniqueConversions: 40 }, false));
+  });
+});
