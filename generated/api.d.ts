@@ -737,7 +737,9 @@ export interface paths {
          *
          *     **Nothing is stored.** The bulk evaluation enrols nobody and records no exposure, because the service cannot know which of the flags the page will read; a page that needs its exposures counted evaluates the flags it shows one by one (`ofrep_flag_evaluate`) or uses the package's SDK, which reports exposures for the flags it reads.
          *
-         *     **Caching.** The answer carries an `ETag` (a digest of its body); a request whose `If-None-Match` names it is answered 304 with no body — the credential and team are still checked first. The digest changes exactly when some flag's answer for this context changes, so a provider polling with its ETag costs one evaluation and no transfer.
+         *     **Caching.** The answer carries an `ETag` (a digest of its body); a request whose `If-None-Match` names it is answered 304 with no body — the credential and team are still checked first. The digest changes exactly when some flag's answer for this context changes (or, once an hour, the event stream's token), so a provider polling with its ETag costs one evaluation and no transfer.
+         *
+         *     **Changes.** The answer's `eventStreams` announces the team's event stream (`ofrep_event_stream`, OFREP's ADR-0008): OFREP's web provider opens it and evaluates again when a notice says the config changed, sending the notice's `etag` as `flagConfigEtag` — within a second of the change, and a 304 when no flag of its context changed.
          *
          *     Role: any member of the team (`viewer`, `editor` or `admin`), with any API token.
          */
@@ -770,6 +772,40 @@ export interface paths {
          *     Role: `editor` or `admin`, with a token that is not read-only (otherwise 403).
          */
         post: operations["ofrep_flag_evaluate"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/teams/{team}/ofrep/v1/event-stream": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Config changes, as OFREP change notices (OpenFeature OFREP)
+         * @description OFREP's event stream (ADR-0008) for the team: Server-Sent Events telling an OFREP provider that the team's config changed, so that it evaluates its flags again (`POST …/ofrep/v1/evaluate/flags`) within a second of a change instead of at its next poll. The bulk evaluation announces it in `eventStreams`; OFREP's web provider opens it by itself. Notices carry no flag, value or rule: what changed is read by evaluating again.
+         *
+         *     **Credential.** A browser's `EventSource` cannot send `Authorization`, so the URL the bulk evaluation announces carries its own: `token`, which reaches this team's event stream and nothing else, is the same in every answer of a whole hour and expires at the end of the next one. An expired token, one of another team or one made by a rotated-out ingest key is 401 (a provider then evaluates the flags again and gets a current URL). A client that can send headers may instead open the stream with the team's ingest key or a member's API token in `Authorization` (role `viewer`; another team's credential is 403), which wins over `token` when both are sent. 401, 403, 404 (an unknown team) and the limits below are answered before the stream opens, as problem bodies. The URL is a credential: providers must not log it, and the server logs no query value.
+         *
+         *     **Messages.** The answer is 200 `text/event-stream` (`Cache-Control: no-cache`). Its first line is `retry: 1000` and a blank line. Then, at once, a notice for the current config unless the request's `Last-Event-ID` names it — so a change made between the evaluation and the stream's opening is never missed; a provider holding the current flags re-fetches with its `If-None-Match` and is answered 304. Then a notice whenever the team's config version moves, from whichever server process made the change (as `config_stream` tells it), changes that come quickly one after another possibly as one notice. Each notice is three lines and a blank line:
+         *     ```
+         *     id: "<team>.<config version>"
+         *     event: message
+         *     data: {"type":"refetchEvaluation","etag":"\"<team>.<config version>\""}
+         *     ```
+         *     `id` and `etag` are the `ETag` that `GET …/config` answers for that config; OFREP's providers send `etag` back as `flagConfigEtag`. A comment `: keep-alive` comes every 15 seconds, and the server then checks the team's version and the token's ingest key again: a stream whose key was rotated or whose team was deleted ends then.
+         *
+         *     **Limits and ending.** Each ingest key (the one that made the token, or the credential sent) may hold at most 1 000 open event streams per server process (`OFREP_STREAMS_PER_CREDENTIAL`) — every page running the web provider holds one; one more is 429 with `Retry-After`, and OFREP's web provider falls back to polling. A server process holds at most 5 000 (`OFREP_STREAMS_PER_PROCESS`); one more is 503 with `Retry-After`. These bounds are apart from the config streams'. Opening a stream counts as one request against the rate limit (of its `Authorization` credential, else of its client address). A client that leaves 4 MiB unread is cut off, and every stream ends when the server shuts down, as `config_stream` says.
+         *
+         *     Role: any member of the team (`viewer`, `editor` or `admin`), with any API token.
+         */
+        get: operations["ofrep_event_stream"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -2309,9 +2345,38 @@ export interface components {
             errorCode: "PARSE_ERROR" | "TARGETING_KEY_MISSING" | "INVALID_CONTEXT" | "GENERAL";
             errorDetails?: string;
         };
-        /** @description Every flag of the team evaluated for the context, as OFREP's `bulkEvaluationSuccess`: one entry per flag, in the config's order, each an evaluation or, where the decision needs a `targetingKey` the context lacks, a TARGETING_KEY_MISSING failure. */
+        /**
+         * @description OFREP's `eventStream` (ADR-0008): where a provider hears of config changes instead of polling. This service announces one, of `type` `sse`, given as an `endpoint` without `origin`: the provider opens `<origin of its baseUrl><requestUri>`, which is `GET /api/teams/{team}/ofrep/v1/event-stream?token=<token>` (`ofrep_event_stream`) on the same host it evaluates on. The token in `requestUri` is a credential: providers must not log or store the URL. It is the same in every answer of a whole hour and expires at the end of the next one (1 to 2 hours after it was issued); a provider whose stream is refused (401) after that evaluates the flags again and gets a current one.
+         * @example {
+         *       "type": "sse",
+         *       "endpoint": {
+         *         "requestUri": "/api/teams/1/ofrep/v1/event-stream?token=1771628400.ORqr0sQ-RrXq7H-9kV7y3Pq6nQh3vWm1sYk2Vt3yWlE"
+         *       },
+         *       "inactivityDelaySec": 120
+         *     }
+         */
+        OfrepEventStream: {
+            /**
+             * @description Server-Sent Events, the one kind OFREP 0.3.0 defines.
+             * @constant
+             */
+            type: "sse";
+            /** @description The stream's request target, on the origin of the provider's configured base URL. */
+            endpoint: {
+                /** @description The absolute path and query of the team's event stream, its token included. */
+                requestUri: string;
+            };
+            /**
+             * Format: int32
+             * @description Seconds a hidden page keeps its stream before closing it (OFREP's default); the provider evaluates the flags again, unconditionally, when the page is shown again.
+             */
+            inactivityDelaySec?: number;
+        };
+        /** @description Every flag of the team evaluated for the context, as OFREP's `bulkEvaluationSuccess`: one entry per flag, in the config's order, each an evaluation or, where the decision needs a `targetingKey` the context lacks, a TARGETING_KEY_MISSING failure — and `eventStreams`, the team's event stream (ADR-0008), so that a provider hears of changes within a second instead of at its next poll. */
         OfrepBulkEvaluation: {
             flags: (components["schemas"]["OfrepEvaluation"] | components["schemas"]["OfrepEvaluationFailure"])[];
+            /** @description The team's one event stream. Every answer carries it, whatever the credential; its token changes once an hour, and with it the answer's `ETag`. */
+            eventStreams: components["schemas"]["OfrepEventStream"][];
         };
         /** @description OFREP's `bulkEvaluationFailure`: the whole request failed — `PARSE_ERROR` or `INVALID_CONTEXT` (400), `GENERAL` (500) — with `errorDetails` naming the field. */
         OfrepBulkFailure: {
@@ -4492,6 +4557,15 @@ export interface components {
                  *           "errorCode": "TARGETING_KEY_MISSING",
                  *           "errorDetails": "Flag 'beta_banner' reaches a rollout or experiment rule, which needs the participant: send context.targetingKey."
                  *         }
+                 *       ],
+                 *       "eventStreams": [
+                 *         {
+                 *           "type": "sse",
+                 *           "endpoint": {
+                 *             "requestUri": "/api/teams/1/ofrep/v1/event-stream?token=1771628400.ORqr0sQ-RrXq7H-9kV7y3Pq6nQh3vWm1sYk2Vt3yWlE"
+                 *           },
+                 *           "inactivityDelaySec": 120
+                 *         }
                  *       ]
                  *     }
                  */
@@ -4608,6 +4682,56 @@ export interface components {
                 "application/json": components["schemas"]["OfrepEvaluationFailure"];
             };
         };
+        /** @description The team's change notices, as Server-Sent Events (`text/event-stream`, UTF-8), open until the client closes it or the server ends it: `retry: 1000`, then a notice for the current config unless `Last-Event-ID` names it, then one per change; a comment `: keep-alive` every 15 seconds. Each notice is `id: <the config's ETag>`, `event: message` and `data: {"type":"refetchEvaluation","etag":"<the same ETag>"}`, then a blank line. */
+        OfrepEventStream: {
+            headers: {
+                /** @description `no-cache`: the stream is never stored by a cache or proxy. */
+                "Cache-Control"?: "no-cache";
+                "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example retry: 1000
+                 *
+                 *     id: "1.42"
+                 *     event: message
+                 *     data: {"type":"refetchEvaluation","etag":"\"1.42\""}
+                 *
+                 *     : keep-alive
+                 *
+                 *     id: "1.43"
+                 *     event: message
+                 *     data: {"type":"refetchEvaluation","etag":"\"1.43\""}
+                 */
+                "text/event-stream": string;
+            };
+        };
+        /** @description Too many requests, or too many open event streams: the ingest key (the one that made the token, or the credential sent) already holds as many OFREP event streams open on this server process as it may (1 000 unless the operator sets `OFREP_STREAMS_PER_CREDENTIAL`), or the request's budget of the current window is used up. Nothing was opened; retry after `Retry-After` seconds — OFREP's web provider polls meanwhile. */
+        OfrepStreamsExhausted: {
+            headers: {
+                "Retry-After": components["headers"]["RetryAfter"];
+                "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "type": "urn:experimentation:problem:too-many-streams",
+                 *       "title": "Too Many Requests",
+                 *       "status": 429,
+                 *       "detail": "This credential already holds 1000 open OFREP event streams on this server; close one or retry in 5 s."
+                 *     }
+                 */
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
     };
     parameters: {
         /**
@@ -4709,10 +4833,25 @@ export interface components {
          */
         OfrepIfNoneMatch: string;
         /**
+         * @description OFREP's change metadata (ADR-0008): the `etag` of the event stream's notice that triggered this evaluation, which OFREP's providers send back. Accepted and not needed: every evaluation reads the team's current config, so the answer is never older than the notice. It is not a conditional request (that is `If-None-Match`).
+         * @example "1.43"
+         */
+        OfrepFlagConfigEtag: string;
+        /**
+         * @description OFREP's change metadata (ADR-0008): the `lastModified` of the notice that triggered this evaluation, Unix seconds or an RFC 3339 date-time. This service's notices carry none, so its providers send none; accepted from any OFREP provider and not needed, as `flagConfigEtag`.
+         * @example 1771622898
+         */
+        OfrepFlagConfigLastModified: string;
+        /**
          * @description The flag's key (OFREP's `{key}`; case-sensitive). A key that is no flag of the team — including one that could not be a key, such as `new-checkout` — is 404 FLAG_NOT_FOUND.
          * @example new_checkout
          */
         OfrepFlagParameter: components["schemas"]["OfrepFlagKey"];
+        /**
+         * @description The event stream's credential, as the bulk evaluation's `eventStreams` gives it in `requestUri`: `<expiry in Unix seconds>.<43 base64url characters>`. It reaches only this team's event stream, expires, and is void once the team's ingest key is rotated. Required unless the request sends a credential in `Authorization`, which then wins.
+         * @example 1771628400.ORqr0sQ-RrXq7H-9kV7y3Pq6nQh3vWm1sYk2Vt3yWlE
+         */
+        OfrepStreamToken: string;
     };
     requestBodies: {
         /** @description The event to create. */
@@ -6563,7 +6702,18 @@ export interface operations {
     };
     ofrep_flags_evaluate: {
         parameters: {
-            query?: never;
+            query?: {
+                /**
+                 * @description OFREP's change metadata (ADR-0008): the `etag` of the event stream's notice that triggered this evaluation, which OFREP's providers send back. Accepted and not needed: every evaluation reads the team's current config, so the answer is never older than the notice. It is not a conditional request (that is `If-None-Match`).
+                 * @example "1.43"
+                 */
+                flagConfigEtag?: components["parameters"]["OfrepFlagConfigEtag"];
+                /**
+                 * @description OFREP's change metadata (ADR-0008): the `lastModified` of the notice that triggered this evaluation, Unix seconds or an RFC 3339 date-time. This service's notices carry none, so its providers send none; accepted from any OFREP provider and not needed, as `flagConfigEtag`.
+                 * @example 1771622898
+                 */
+                flagConfigLastModified?: components["parameters"]["OfrepFlagConfigLastModified"];
+            };
             header?: {
                 /**
                  * @description The `ETag` of a bulk evaluation the caller holds (or several, comma-separated). When one of them names the answer this request would get, the answer is 304 with no body.
@@ -6624,6 +6774,43 @@ export interface operations {
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["OfrepEvaluationFailed"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    ofrep_event_stream: {
+        parameters: {
+            query?: {
+                /**
+                 * @description The event stream's credential, as the bulk evaluation's `eventStreams` gives it in `requestUri`: `<expiry in Unix seconds>.<43 base64url characters>`. It reaches only this team's event stream, expires, and is void once the team's ingest key is rotated. Required unless the request sends a credential in `Authorization`, which then wins.
+                 * @example 1771628400.ORqr0sQ-RrXq7H-9kV7y3Pq6nQh3vWm1sYk2Vt3yWlE
+                 */
+                token?: components["parameters"]["OfrepStreamToken"];
+            };
+            header?: {
+                /**
+                 * @description The `id` of the last message the caller received on an earlier connection (what `EventSource` sends by itself when it reconnects): the current config's `ETag`, quotes included. When it names the current version, the stream opens without the initial message, since the caller holds that config already; any other value (an older version, another team's, anything malformed) just gets the current config first.
+                 * @example "1.42"
+                 */
+                "Last-Event-ID"?: components["parameters"]["LastEventId"];
+            };
+            path: {
+                /**
+                 * @description The team's integer id; a non-integer is 400 and an unknown id 404. A team the credential does not reach answers as an unknown one (404) on every operation but the team config, which answers a valid credential of another team 403.
+                 * @example 1
+                 */
+                team: components["parameters"]["TeamParameter"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["OfrepEventStream"];
+            400: components["responses"]["BadQueryParameter"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["ConfigForbidden"];
+            404: components["responses"]["ConfigTeamNotFound"];
+            429: components["responses"]["OfrepStreamsExhausted"];
+            500: components["responses"]["InternalServerError"];
             503: components["responses"]["ServiceUnavailable"];
         };
     };

@@ -22,10 +22,11 @@ import { useContractGate } from './contract/gate';
 import { ingestContexts } from './ingest/context';
 import { ingestRoutes } from './ingest/routes';
 import { apiKeyAsBearer } from './ofrep/credential';
+import { OFREP_STREAMS, ofrepEventStreamRoutes } from './ofrep/event-stream';
 import { ofrepRoutes } from './ofrep/routes';
 import { participantRoutes } from './participants/routes';
 import { resultRoutes } from './results/routes';
-import { cachesFromEnv, configStreamsFromEnv, rateLimitFromEnv, trustProxyFromEnv, type CacheSettings, type RateLimitSettings, type TrustProxy } from './settings';
+import { cachesFromEnv, configStreamsFromEnv, ofrepStreamsFromEnv, rateLimitFromEnv, trustProxyFromEnv, type CacheSettings, type RateLimitSettings, type TrustProxy } from './settings';
 import type { Storage } from './storage/database';
 import { loadTeam } from './teams/middleware';
 import { teamRoutes, userRoutes } from './teams/routes';
@@ -43,6 +44,8 @@ export interface AppOptions {
   trustProxy?: TrustProxy;
   /** The config streams this process holds (main.ts ends them at shutdown); CONFIG_STREAMS_* from the environment when not given. */
   configStreams?: ConfigStreams;
+  /** The OFREP event streams this process holds (main.ts ends them at shutdown); OFREP_STREAMS_* from the environment when not given. */
+  ofrepStreams?: ConfigStreams;
   /** The bounds of the process's caches; CACHE_* from the environment when not given. */
   caches?: CacheSettings;
 }
@@ -52,7 +55,7 @@ export interface AppOptions {
  * preflights answered there; then, for /api, the rate limit counts the request before anything
  * does work on it — the contract's routing (404/405), authentication, body parsing, validation.
  */
-export function createApp({ storage, logger, validateResponses, validateRequests = process.env.VALIDATE_REQUESTS !== 'false', rateLimit = rateLimitFromEnv(), trustProxy = trustProxyFromEnv(), configStreams = new ConfigStreams(configStreamsFromEnv()), caches = cachesFromEnv() }: AppOptions): Express {
+export function createApp({ storage, logger, validateResponses, validateRequests = process.env.VALIDATE_REQUESTS !== 'false', rateLimit = rateLimitFromEnv(), trustProxy = trustProxyFromEnv(), configStreams = new ConfigStreams(configStreamsFromEnv()), ofrepStreams = new ConfigStreams(ofrepStreamsFromEnv(), OFREP_STREAMS), caches = cachesFromEnv() }: AppOptions): Express {
   const contract = loadContract();
   const app = express();
   app.set('case sensitive routing', true);
@@ -78,6 +81,7 @@ export function createApp({ storage, logger, validateResponses, validateRequests
   api.use(userRoutes(storage));
   api.use('/teams/:team/config', configRoutes(storage, { identify, streams: configStreams, configs }));
   api.use('/teams/:team/ofrep/v1/evaluate', ofrepRoutes(storage, { configs, contexts }));
+  api.use('/teams/:team/ofrep/v1/event-stream', ofrepEventStreamRoutes(storage, { identify, streams: ofrepStreams }));
   api.use('/teams/:team', loadTeam(storage.db));
   api.use('/teams/:team', teamRoutes(storage));
   api.use('/teams/:team/audit-log', auditRoutes(storage));

@@ -2,6 +2,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import { pino } from 'pino';
 import { createApp } from './app';
 import { ConfigStreams } from './config/streams';
+import { OFREP_STREAMS } from './ofrep/event-stream';
 import { ServiceUnavailable } from './http/errors';
 import { writeProblem } from './http/problem';
 import { sweepAuditLogEvery } from './audit/service';
@@ -48,7 +49,8 @@ const logger = pino({ level: settings.logLevel });
 const storage = await openStorage(settings);
 if (storage.autovacuum === false) logger.warn('PostgreSQL runs without autovacuum: nothing analyzes the tables, and ingest slows as they grow; turn it on');
 const configStreams = new ConfigStreams(settings.configStreams);
-const app = createApp({ storage, logger, validateResponses: settings.validateResponses, configStreams, caches: settings.caches });
+const ofrepStreams = new ConfigStreams(settings.ofrepStreams, OFREP_STREAMS);
+const app = createApp({ storage, logger, validateResponses: settings.validateResponses, configStreams, ofrepStreams, caches: settings.caches });
 const stopSweeping = sweepIngestKeys(storage, settings.ingestKeyWindowMs, logger);
 const stopSweepingAuditLog = sweepAuditLogEvery(storage.db, settings.auditLogRetentionDays, logger);
 
@@ -128,8 +130,9 @@ function shutDown(signal: NodeJS.Signals): void {
   stopSweepingAuditLog();
   forgetAddress();
   for (const res of inFlight) if (!res.headersSent) res.setHeader('Connection', 'close');
-  // Config streams would never finish by themselves: they end now, and their clients reconnect elsewhere.
+  // Streams would never finish by themselves: they end now, and their clients reconnect elsewhere.
   configStreams.endAll();
+  ofrepStreams.endAll();
   server.close(async () => {
     let code = 0;
     try {

@@ -49,6 +49,8 @@ export interface Settings {
   trustProxy: TrustProxy;
   rateLimit: RateLimitSettings;
   configStreams: ConfigStreamSettings;
+  /** OFREP's event streams (GET /api/teams/{team}/ofrep/v1/event-stream), one per page that runs OFREP's web provider. */
+  ofrepStreams: ConfigStreamSettings;
   caches: CacheSettings;
   /** DATABASE_CONNECT_TIMEOUT_SECONDS (5): PostgreSQL — a request waits at most this for a connection, then 503. */
   connectTimeoutMs: number;
@@ -73,6 +75,7 @@ export function settingsFromEnv(env: NodeJS.ProcessEnv = process.env): Settings 
     trustProxy: trustProxyFromEnv(env),
     rateLimit: rateLimitFromEnv(env),
     configStreams: configStreamsFromEnv(env),
+    ofrepStreams: ofrepStreamsFromEnv(env),
     caches: cachesFromEnv(env),
     connectTimeoutMs: seconds(env, 'DATABASE_CONNECT_TIMEOUT_SECONDS', 5),
     busyTimeoutMs: seconds(env, 'SQLITE_BUSY_TIMEOUT_SECONDS', 5),
@@ -120,6 +123,18 @@ export function configStreamsFromEnv(env: NodeJS.ProcessEnv = process.env): Conf
   return {
     perCredential: integer(env, 'CONFIG_STREAMS_PER_CREDENTIAL', 10, 1_000_000),
     perProcess: integer(env, 'CONFIG_STREAMS_PER_PROCESS', 1000, 1_000_000),
+  };
+}
+
+/**
+ * OFREP_STREAMS_PER_CREDENTIAL (1 000) and OFREP_STREAMS_PER_PROCESS (5 000): every page that
+ * runs OFREP's web provider holds one, all with the team's one ingest key, and each carries only
+ * short change notices.
+ */
+export function ofrepStreamsFromEnv(env: NodeJS.ProcessEnv = process.env): ConfigStreamSettings {
+  return {
+    perCredential: integer(env, 'OFREP_STREAMS_PER_CREDENTIAL', 1000, 1_000_000),
+    perProcess: integer(env, 'OFREP_STREAMS_PER_PROCESS', 5000, 1_000_000),
   };
 }
 

@@ -87,7 +87,7 @@ export function violations(operation: Operation, answer: Answer): string[] {
   if (!response.content) return found;
   if (!(media in response.content)) return [...found, `media type '${media}' is not documented for ${answer.status}`];
   let body: unknown = answer.text;
-  if (media === EVENT_STREAM) found.push(...eventStreamViolations(answer.text));
+  if (media === EVENT_STREAM) found.push(...(operation.path.endsWith('/ofrep/v1/event-stream') ? noticeViolations(answer.text) : eventStreamViolations(answer.text)));
   else {
     try {
       body = JSON.parse(answer.text);
@@ -113,6 +113,24 @@ export function eventsOf(text: string): Array<Record<string, string>> {
     .map((block) => block.split('\n').filter((line) => line !== '' && !line.startsWith(':')))
     .filter((lines) => lines.length > 0)
     .map((lines) => Object.fromEntries(lines.map((line) => [line.slice(0, line.indexOf(':')), line.slice(line.indexOf(':') + 1).replace(/^ /, '')])));
+}
+
+/**
+ * What breaks the OFREP event stream's description in the messages read: `retry` first, then
+ * notices `event: message` whose `id` is a config ETag and whose `data` is
+ * `{"type":"refetchEvaluation","etag":<the same ETag>}`.
+ */
+function noticeViolations(text: string): string[] {
+  const [first, ...messages] = eventsOf(text);
+  const found: string[] = [];
+  if (first?.retry === undefined) found.push('the stream does not start with retry');
+  const etag = validatorAt('#/components/headers/ETag/schema');
+  for (const [index, message] of messages.entries()) {
+    if (message.event !== 'message') found.push(`notice ${index + 1}: event is '${message.event}', not 'message'`);
+    if (!etag(message.id)) found.push(`notice ${index + 1}: id '${message.id}' is not a config ETag`);
+    if (message.data !== JSON.stringify({ type: 'refetchEvaluation', etag: message.id })) found.push(`notice ${index + 1}: data is not {"type":"refetchEvaluation","etag":<its id>}`);
+  }
+  return found;
 }
 
 /**

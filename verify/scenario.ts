@@ -209,6 +209,10 @@ async function ofrep(session: Session, path: { team: number }, key: string) {
   const flags = await session.call({ purpose: 'OFREP: evaluates every flag', operation: all, path, credential: 'ingest-key', body: german, expect: 200 });
   session.expectThat(all, "the kit's flag is among them", Array.isArray(flags?.flags) && flags.flags.some((flag: { key: string }) => flag.key === key));
   await session.call({ purpose: 'OFREP: an unchanged evaluation is 304 with no body', operation: all, path, credential: 'ingest-key', headers: { 'if-none-match': '*' }, body: german, expect: 304 });
+  const stream = `GET ${TEAM}/ofrep/v1/event-stream`;
+  const token = /[?&]token=([^&]+)/.exec(flags?.eventStreams?.[0]?.endpoint?.requestUri ?? '')?.[1] ?? '0.' + 'A'.repeat(43);
+  await session.call({ purpose: "OFREP: the event stream the evaluation announced, by its URL's token alone: retry, then a notice (read, then closed)", operation: stream, path, query: `token=${token}`, credential: 'none', messages: 1, expect: 200 });
+  await session.call({ purpose: 'OFREP: the event stream with a token that is not one of the team is 401', operation: stream, path, query: `token=0.${'A'.repeat(43)}`, credential: 'none', messages: 1, expect: 401 });
   await session.call({ purpose: 'OFREP: a context attribute that is an object is 400 INVALID_CONTEXT', operation: all, path, credential: 'ingest-key', body: { context: { targetingKey: 'x', address: { city: 'Berlin' } } }, expect: 400 });
 }
 

@@ -11,12 +11,16 @@ import { findTeamByIngestKeyHash, findTeamsByIngestKeyHashes, findUserIdByTokenH
 /** Who a bearer credential is, or undefined when it is nobody. */
 export type Identify = (credential: string) => Promise<Principal | undefined>;
 
-/** Resolves the bearer credential to a principal: 401 without a valid one, 403 for an ingest key where only tokens go. */
+/**
+ * Resolves the bearer credential to a principal: 401 without a valid one, 403 for an ingest key
+ * where only tokens go. A request without one that sends a `token` to an operation taking it
+ * goes on: that operation's route checks the token.
+ */
 export function authenticate(identify: Identify): RequestHandler {
   return async (req, res, next) => {
     const operation = operationOf(res);
     const header = req.get('authorization');
-    if (header === undefined && operation.isPublic) return next();
+    if (header === undefined && (operation.isPublic || (operation.acceptsStreamToken && req.query.token !== undefined))) return next();
     const credential = header === undefined ? undefined : bearerCredential(header);
     const principal = credential === undefined ? undefined : await identify(credential);
     if (!principal) throw new Unauthorized();

@@ -37,14 +37,48 @@ export interface StreamContext {
   streams: ConfigStreams;
 }
 
+/** The team as `principal` reaches it now, or undefined when it no longer does (a refusal, not a failure). */
+export async function reachedTeam(storage: Storage, identify: Identify, bearer: string, teamId: number): Promise<TeamRow | undefined> {
+  const principal = await identify(bearer);
+  if (!principal) return undefined;
+  try {
+    return await requireTeam(storage.db, principal, teamId, 'config');
+  } catch (error) {
+    if (error instanceof HttpError) return undefined;
+    throw error;
+  }
+}
+
 /**
- * Serves one config stream (the contract's `config_stream`): admits it under the bounds, sends
- * `retry`, then the current config unless the client holds it, then the config again whenever
- * the team's version moves — told by the storage's signals, and looked at on every keep-alive.
- * Each look goes through the same checks as the request that opened the stream (credential,
- * team, access), so a revoked credential or a deleted team ends it.
+ * Serves one config stream (the contract's `config_stream`): the team's config whenever its
+ * version moves, as `serveTeamStream` tells it.
  */
 export function serveConfigStream({ storage, configs, identify, streams }: StreamContext, req: Request, res: Response, team: TeamRow, credential: { bearer: string; hash: string }): void {
+  serveTeamStream(storage, streams, req, res, team, {
+    holder: credential.hash,
+    message: async (row) => messageOf(row, await currentConfig(storage.db, configs, row)),
+    recheck: () => reachedTeam(storage, identify, credential.bearer, team.id),
+  });
+}
+
+/** What a team's stream sends and how it checks its credential. */
+export interface TeamStream {
+  /** Who the stream is counted against, in its bounds (a credential's hash). */
+  holder: string;
+  /** The message telling the team's state at the row's version. */
+  message(row: TeamRow): Promise<string> | string;
+  /** The team as the stream's credential reaches it now, or undefined when it no longer does: the stream ends. */
+  recheck(): Promise<TeamRow | undefined>;
+}
+
+/**
+ * Serves one stream of a team: admits it under the bounds, sends `retry`, then the current
+ * version's message unless the client holds it (`Last-Event-ID`), then a message whenever the
+ * team's version moves — told by the storage's signals, and looked at on every keep-alive.
+ * Each look goes through `recheck`, the same checks as the request that opened the stream, so
+ * a revoked credential or a deleted team ends it.
+ */
+export function serveTeamStream(storage: Storage, streams: ConfigStreams, req: Request, res: Response, team: TeamRow, stream: TeamStream): void {
   // The client went away while the team was looked up: its 'close' has been and gone.
   if (res.destroyed) return;
   let sentVersion = req.get('Last-Event-ID') === etagOf(team) ? team.config_version : undefined;
@@ -73,7 +107,7 @@ export function serveConfigStream({ storage, configs, identify, streams }: Strea
     if (res.socket) res.socket.resetAndDestroy();
     else res.destroy();
   };
-  const release = streams.admit(credential.hash, { end });
+  const release = streams.admit(stream.holder, { end });
 
   res.writeHead(200, {
     'Content-Type': 'text/event-stream; charset=utf-8',
@@ -90,7 +124,7 @@ export function serveConfigStream({ storage, configs, identify, streams }: Strea
     if (res.writableLength > MAX_UNREAD_BYTES) cutOff();
   };
 
-  /** Sends the config if the team's version moved since the last one sent; one look at a time, the last request kept. */
+  /** Sends the message if the team's version moved since the last one sent; one look at a time, the last request kept. */
   const check = async (current?: TeamRow): Promise<void> => {
     if (ended) return;
     if (checking) {
@@ -101,11 +135,11 @@ export function serveConfigStream({ storage, configs, identify, streams }: Strea
     try {
       do {
         checkAgain = false;
-        const row = current ?? (await recheckedTeam());
+        const row = current ?? (await stream.recheck());
         current = undefined;
         if (!row || ended) return end();
         if (row.config_version === sentVersion) continue;
-        const message = messageOf(row, await currentConfig(storage.db, configs, row));
+        const message = await stream.message(row);
         if (ended) return;
         sentVersion = row.config_version;
         write(message);
@@ -114,18 +148,6 @@ export function serveConfigStream({ storage, configs, identify, streams }: Strea
       // Storage does not answer: the next signal or keep-alive looks again.
     } finally {
       checking = false;
-    }
-  };
-
-  /** The team as the credential reaches it now, or undefined when it no longer does. */
-  const recheckedTeam = async (): Promise<TeamRow | undefined> => {
-    const principal = await identify(credential.bearer);
-    if (!principal) return undefined;
-    try {
-      return await requireTeam(storage.db, principal, team.id, 'config');
-    } catch (error) {
-      if (error instanceof HttpError) return undefined;
-      throw error;
     }
   };
 

@@ -10,6 +10,8 @@ export interface KnownOperation {
   /** The operation needs no credential (a sent one is still checked). */
   isPublic: boolean;
   acceptsIngestKey: boolean;
+  /** The operation also takes the credential in its `token` query parameter (`ofrepStreamToken`), checked by its route. */
+  acceptsStreamToken: boolean;
   /** The least role in the team an API token's user needs (the operation's `x-role`); none for operations outside a team. */
   role?: MemberRole;
   takesBody: boolean;
@@ -67,6 +69,7 @@ function toKnownPath(document: ContractDocument, template: string, item: Contrac
       operationId: operation.operationId ?? `${method} ${template}`,
       isPublic: security.some((requirement) => Object.keys(requirement).length === 0),
       acceptsIngestKey: security.some((requirement) => 'ingestKey' in requirement),
+      acceptsStreamToken: security.some((requirement) => 'ofrepStreamToken' in requirement),
       role,
       takesBody: operation.requestBody !== undefined,
       ofrep: ofrepKind(operation.operationId, operation['x-ofrep']),

@@ -38,7 +38,7 @@ export async function evaluateOne(storage: Storage, caches: OfrepCaches, team: T
 }
 
 /** Every flag for the context; nobody is enrolled. */
-export async function evaluateAll(storage: Storage, configs: TeamConfigs, team: TeamRow, request: OfrepRequest): Promise<OfrepBulkEvaluation> {
+export async function evaluateAll(storage: Storage, configs: TeamConfigs, team: TeamRow, request: OfrepRequest): Promise<Pick<OfrepBulkEvaluation, 'flags'>> {
   const config = await currentConfig(storage.db, configs, team);
   const subject = subjectOf(request.context);
   const now = Date.now();

@@ -38,7 +38,7 @@ const credentials: Credential[] = [
 /** The status the contract's rules (info.description, Authentication) give for the pair. */
 function expectedStatus(op: Operation, credential: Credential): number {
   // The config and OFREP's operations, which SDKs and providers call with ingest keys, tell another team's credential 403.
-  const isConfig = ['config_get', 'config_stream', 'ofrep_flag_evaluate', 'ofrep_flags_evaluate'].includes(op.operationId);
+  const isConfig = ['config_get', 'config_stream', 'ofrep_flag_evaluate', 'ofrep_flags_evaluate', 'ofrep_event_stream'].includes(op.operationId);
   switch (credential) {
     case "the team's revoked API token":
     case "the team's rotated-out ingest key":
@@ -102,9 +102,9 @@ const ownTeamSetup: Record<string, { fixture?: Partial<Fixture>; body?: unknown 
 };
 
 describe('the bundled contract', () => {
-  it('when it is read, then it has the 45 operations this table covers', () => {
-    expect(operations).toHaveLength(45);
-    expect(new Set(operations.map((op) => op.operationId)).size).toBe(45);
+  it('when it is read, then it has the 46 operations this table covers', () => {
+    expect(operations).toHaveLength(46);
+    expect(new Set(operations.map((op) => op.operationId)).size).toBe(46);
   });
 });
 
@@ -236,10 +236,10 @@ describe.each(engines)('authorization on %s', (engine) => {
 // A sanity check of the table itself, so a wrong generator does not pass silently.
 describe('the generated table', () => {
   it('when it is built, then each operation is tried with each credential and the non-team operations are the four', () => {
-    expect(cases).toHaveLength(45 * credentials.length);
+    expect(cases).toHaveLength(46 * credentials.length);
     expect(credentials).toHaveLength(8);
     expect(operations.filter((op) => !op.teamScoped).map((op) => op.template)).toEqual(['/api/health', '/api/user', '/api/current-team', '/api/teams']);
-    expect(operations.filter((op) => op.acceptsIngestKey && !op.isPublic).map((op) => op.operationId).sort()).toEqual(['config_get', 'config_stream', 'evaluate', 'ingest', 'ingest_batch', 'ofrep_flag_evaluate', 'ofrep_flags_evaluate']);
+    expect(operations.filter((op) => op.acceptsIngestKey && !op.isPublic).map((op) => op.operationId).sort()).toEqual(['config_get', 'config_stream', 'evaluate', 'ingest', 'ingest_batch', 'ofrep_event_stream', 'ofrep_flag_evaluate', 'ofrep_flags_evaluate']);
   });
 
   it('when the own-team setups are read, then each names an operation of the contract', () => {
