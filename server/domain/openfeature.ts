@@ -1,7 +1,7 @@
 /**
  * A flag's decision told in OpenFeature's terms (reason, variant, metadata), as the package's
- * OpenFeature providers answer it (OFREP's answers are the same but for DEFAULT, which OFREP 0.3.0
- * does not list):
+ * OpenFeature providers and the OFREP endpoints answer it (OFREP's answers are the same but for
+ * DEFAULT, which OFREP 0.3.0 does not list: `ofrepReason` tells it as UNKNOWN):
  * - DISABLED: a disabled flag (no value: the application's default is served, no variant);
  * - TARGETING_MATCH: a force rule served (variant `rule_{index}`);
  * - SPLIT: a rollout rule (variant `rule_{index}`) or an experiment rule (variant: the
@@ -36,4 +36,11 @@ export function openFeatureResolution(flag: Flag, outcome: Pick<FlagOutcome, 're
   const rule = rules[outcome.rule];
   if (rule?.type === 'experiment' && experiment) return { reason: 'SPLIT', variant: experiment.variant, metadata: { experiment: experiment.key } };
   return { reason: rule?.type === 'force' ? 'TARGETING_MATCH' : 'SPLIT', variant: `rule_${outcome.rule}` };
+}
+
+export type OfrepReason = Exclude<OpenFeatureReason, 'DEFAULT'> | 'UNKNOWN';
+
+/** The reason as OFREP 0.3.0 lists reasons: it has no DEFAULT, so rules that all missed are UNKNOWN. */
+export function ofrepReason(reason: OpenFeatureReason): OfrepReason {
+  return reason === 'DEFAULT' ? 'UNKNOWN' : reason;
 }

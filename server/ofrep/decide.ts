@@ -4,8 +4,8 @@
  */
 import type { components } from '../../generated/api';
 import { decideFlag, hashedVariants, type FlagDecision } from '../domain/flag-decision';
-import { isScheduled } from '../domain/flag-rules';
 import { readFlagValue } from '../domain/flag-types';
+import { ofrepReason, openFeatureResolution } from '../domain/openfeature';
 import { OfrepError } from './failure';
 
 type Config = components['schemas']['Config'];
@@ -74,16 +74,10 @@ export function decideOfrep(config: Config, flag: ConfigFeature, subject: OfrepS
   }
 }
 
+/** The decision in OFREP's terms: the package's providers' resolution (domain/openfeature.ts), DEFAULT told as UNKNOWN. */
 function toOfrep(flag: ConfigFeature, { outcome, variant }: FlagDecision, now: number): OfrepEvaluation {
-  if (outcome.reason === 'disabled') return { key: flag.key, reason: 'DISABLED' };
+  const { reason, variant: served, metadata } = openFeatureResolution(flag, outcome, variant && { key: variant.experiment, variant: variant.key }, now);
+  if (reason === 'DISABLED') return { key: flag.key, reason };
   const value = readFlagValue(flag.type ?? 'string', outcome.value);
-  const valued = value == null ? {} : { value: value as OfrepEvaluation['value'] };
-  const rule = outcome.rule === null ? undefined : flag.rules?.[outcome.rule];
-  if (rule === undefined) {
-    const inForce = (flag.rules ?? []).some((candidate) => isScheduled(candidate, now));
-    return { key: flag.key, ...valued, reason: inForce ? 'UNKNOWN' : 'STATIC', variant: 'default' };
-  }
-  if (rule.type === 'force') return { key: flag.key, ...valued, reason: 'TARGETING_MATCH', variant: `rule_${outcome.rule}` };
-  if (rule.type === 'rollout' || !variant) return { key: flag.key, ...valued, reason: 'SPLIT', variant: `rule_${outcome.rule}` };
-  return { key: flag.key, ...valued, reason: 'SPLIT', variant: variant.key, metadata: { experiment: variant.experiment } };
+  return { key: flag.key, ...(value != null && { value: value as OfrepEvaluation['value'] }), reason: ofrepReason(reason), ...(served !== undefined && { variant: served }), ...(metadata && { metadata }) };
 }
