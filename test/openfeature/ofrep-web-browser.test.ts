@@ -4,11 +4,11 @@
 // notice makes an unchanged re-fetch that is a 304, and a flag flip arrives through the stream.
 // The flip's latency is measured in bench/ofrep-flip.ts, not here.
 import { existsSync } from 'node:fs';
-import type { Browser } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { components } from 'experimentation-api';
-import { CHROMIUM, launchChromium } from '../support/chromium';
+import { CHROMIUM } from '../support/chromium';
 import { engines, useServer } from '../support/engines';
+import { useChromium } from '../support/use-chromium';
 import { openOfrepPage } from '../support/ofrep-web-page';
 import type { TestTeam } from '../support/server';
 
@@ -27,14 +27,7 @@ const FLAGS: components['schemas']['FeatureCreate'][] = [
 
 describe.skipIf(!hasChromium).each(engines)('the OFREP web provider in headless Chromium on %s', (engine) => {
   const server = useServer(engine);
-  let browser: Browser;
-
-  beforeAll(async () => {
-    browser = await launchChromium();
-  }, 180_000);
-  afterAll(async () => {
-    await browser?.close();
-  });
+  const browser = useChromium();
 
   async function arranged(): Promise<TestTeam> {
     const team = await server().newTeam('Shop');
@@ -47,7 +40,7 @@ describe.skipIf(!hasChromium).each(engines)('the OFREP web provider in headless 
 
   it('when a page evaluates flags through the OFREP web provider, then every type answers, an unchanged re-fetch is a 304, and a flip arrives through the event stream', async () => {
     const team = await arranged();
-    const shop = await openOfrepPage(browser, server().baseUrl, team, { targetingKey: 'visitor-1', country: 'DE' });
+    const shop = await openOfrepPage(browser(), server().baseUrl, team, { targetingKey: 'visitor-1', country: 'DE' });
     try {
       const read = await shop.read(FLAGS.map((flag) => flag.key));
       expect(read).toMatchObject({

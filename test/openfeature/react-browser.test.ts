@@ -6,10 +6,10 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
-import type { Browser } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CHROMIUM, launchChromium } from '../support/chromium';
+import { describe, expect, it } from 'vitest';
+import { CHROMIUM } from '../support/chromium';
 import { engines, useServer } from '../support/engines';
+import { useChromium } from '../support/use-chromium';
 
 const hasChromium = existsSync(CHROMIUM);
 if (!hasChromium && process.env.CI === 'true') throw new Error(`${CHROMIUM} is required in CI (apt-get install -y chromium)`);
@@ -39,14 +39,7 @@ async function bundled(baseUrl: string, team: number, ingestKey: string): Promis
 
 describe.skipIf(!hasChromium).each(engines)('React on the package web provider in headless Chromium on %s', (engine) => {
   const server = useServer(engine);
-  let browser: Browser;
-
-  beforeAll(async () => {
-    browser = await launchChromium();
-  }, 180_000);
-  afterAll(async () => {
-    await browser?.close();
-  });
+  const browser = useChromium();
 
   it("when the flag the README's component reads is flipped, then the component re-renders with it, both ways", async () => {
     expect(sample).toHaveLength(1);
@@ -55,7 +48,7 @@ describe.skipIf(!hasChromium).each(engines)('React on the package web provider i
     const created = await team.api.POST('/api/teams/{team}/features', { params: { path: { team: team.id } }, body: { key: flag, type: 'boolean', enabled: true, value: 'false' } });
     expect(created.response.status).toBe(200);
     const script = await bundled(server().baseUrl, team.id, team.ingestKey);
-    const page = await browser.newPage();
+    const page = await browser().newPage();
     page.setDefaultTimeout(60_000);
     const problems: string[] = [];
     page.on('pageerror', (error) => problems.push(error.message));
