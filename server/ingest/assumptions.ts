@@ -1,4 +1,6 @@
-import { participantKey, type Assumption, type IngestJob, type QuotaUse } from './set-based';
+import { participantKey } from '../ledger/change';
+import type { Assumption, QuotaUse } from '../ledger/port';
+import type { IngestJob } from './flush';
 
 /** Participants this process remembers as stored (or being stored): at most twice this many, the oldest half forgotten at once. */
 export const KNOWN_PARTICIPANTS = 10_000;

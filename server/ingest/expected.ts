@@ -1,5 +1,7 @@
 import { knownNotRunning } from './context';
-import { participantKey, type IngestJob, type NamedParticipant, type QuotaUse } from './set-based';
+import { participantKey } from '../ledger/change';
+import type { NamedParticipant, QuotaUse } from '../ledger/port';
+import type { IngestJob } from './flush';
 
 /**
  * The participants of the ingests a flush expects to accept, so that it reads them — and their

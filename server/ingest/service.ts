@@ -7,8 +7,7 @@ import type { Storage } from '../storage/database';
 import { isStorageUnavailable } from '../storage/unavailable';
 import type { TeamRow } from '../teams/store';
 import type { IngestContexts } from './context';
-import { sqliteFlush } from './flush-sqlite';
-import { postgresFlush } from './flush-postgres';
+import { ledgerOf } from '../ledger/engines';
 import { ingestFlusher } from './turns';
 
 type IngestRequest = components['schemas']['IngestRequest'];
@@ -61,7 +60,7 @@ function itemProblem(error: unknown): HttpError | undefined {
 const flushers = new WeakMap<Storage, ReturnType<typeof ingestFlusher>>();
 function flusherOf(storage: Storage): ReturnType<typeof ingestFlusher> {
   let flusher = flushers.get(storage);
-  if (!flusher) flushers.set(storage, (flusher = ingestFlusher(storage.db, storage.engine === 'postgres' ? postgresFlush : sqliteFlush, ingestKeyWindowFromEnv())));
+  if (!flusher) flushers.set(storage, (flusher = ingestFlusher(storage.db, ledgerOf(storage.engine), ingestKeyWindowFromEnv())));
   return flusher;
 }
 

@@ -2,7 +2,8 @@ import type { Db } from '../storage/database';
 import type { components } from '../../generated/api';
 import { AssumedFlushes } from './assumptions';
 import { expectedParticipants } from './expected';
-import { flushIngests, type FlushStatements, type IngestJob, type QuotaUse } from './set-based';
+import type { Ledger, QuotaUse } from '../ledger/port';
+import { flushIngests, type IngestJob } from './flush';
 
 type IngestOutcome = components['schemas']['IngestOutcome'];
 
@@ -15,21 +16,21 @@ type Enqueue = (job: Omit<IngestJob, 'resolve' | 'reject'>) => Promise<IngestOut
  * Collects the ingests that arrive while a flush runs and flushes them next, like the group
  * commit (storage/group-commit.ts) does for other units: one transaction — one commit — per
  * flush. Each team's ingests wait in their own queue, in the order they came; a flush takes the
- * teams in turn, one ingest of each per round, until FlushStatements.flushRows or MAX_FLUSH, every waiting team's
+ * teams in turn, one ingest of each per round, until Ledger.flushRows or MAX_FLUSH, every waiting team's
  * first ingest always. A team whose batch would write many rows (many running experiments, a
  * large batch) is so split across flushes, and a single ingest of another team that arrives
  * meanwhile joins the next one instead of waiting for the whole batch.
  * One flush opens at a time, and the next once it is done; or, where the engine allows it
- * (FlushStatements.opensWhileWriting), while it writes and commits — once it has read all it
+ * (Ledger.opensWhileWriting), while it writes and commits — once it has read all it
  * reads — if more than a flush's worth of ingests waits then, so that the next flush's
  * decisions overlap this one's write (two flushes at most). Opened early with fewer waiting, the next would
  * take fewer ingests than it would once this one is done, and flushes of single ingests would
  * become more and smaller (bench/results/2026-11-25-postgres-foreign-keys-once.md: single ingests fell by a fifth). Where the engine
- * can check assumptions (FlushStatements.commitAssuming), a flush of participants this process
+ * can check assumptions (Ledger.commitAssuming), a flush of participants this process
  * has not seen decides on what it last saw (assumptions.ts) and writes in one round trip; the
  * next, opened early, then decides while this one writes.
  */
-export function ingestFlusher(db: Db, statements: FlushStatements, keyWindowMs: number): Enqueue {
+export function ingestFlusher(db: Db, statements: Ledger, keyWindowMs: number): Enqueue {
   const queues = new Map<number, IngestJob[]>();
   const used: QuotaUse = new Map();
   const assumed = statements.commitAssuming ? new AssumedFlushes() : undefined;

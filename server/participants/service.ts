@@ -1,6 +1,8 @@
 import type { components } from '../../generated/api';
 import { record, type Change } from '../audit/service';
 import * as enrolments from '../enrolments/store';
+import { ledgerOf } from '../ledger/engines';
+import { removeEnrolments, withdrawEnrolment } from '../ledger/removals';
 import { requireExperiment } from '../experiments/service';
 import { Conflict, NotFound } from '../http/errors';
 import type { PageRequest } from '../routes/pagination';
@@ -79,7 +81,7 @@ export async function updateParticipant(db: Db, team: TeamRow, key: string, inpu
 export async function deleteParticipant(storage: Storage, team: TeamRow, key: string, change: Change): Promise<Participant> {
   return storage.batched(async (trx) => {
     const participant = await lockedParticipant(trx, team, key);
-    await enrolments.removeEnrolments(trx, team.id, participant.id, await enrolments.enrolmentsOf(trx, team.id, participant.id));
+    await removeEnrolments(ledgerOf(storage.engine), trx, participant, await enrolments.enrolmentsOf(trx, team.id, participant.id));
     await store.deleteParticipant(trx, participant.id, team.id);
     await record(trx, team.id, change, { resource: 'participant', key: participant.key, action: 'deleted', before: store.toParticipant(participant), after: null });
     return store.toParticipant(participant);
@@ -107,8 +109,7 @@ export async function unenrol(storage: Storage, team: TeamRow, key: string, expe
     const participant = await lockedParticipant(trx, team, key);
     const experiment = await requireExperiment(trx, team, experimentKey);
     const enrolment = await requireEnrolment(trx, team, participant, experiment);
-    await enrolments.withdrawEnrolment(trx, team.id, participant.id, enrolment);
-    await enrolments.exclude(trx, team.id, participant.id, experiment.id);
+    await withdrawEnrolment(ledgerOf(storage.engine), trx, participant, enrolment, true);
     const before = enrolments.toEnrolment(enrolment);
     await record(trx, team.id, change, { resource: 'enrolment', key: `${participant.key}/${experiment.key}`, action: 'deleted', before, after: null });
     return before;

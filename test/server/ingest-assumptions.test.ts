@@ -3,7 +3,8 @@ import { describe, expect, it } from 'vitest';
 import { AssumedFlushes, KNOWN_PARTICIPANTS, MAX_SKIPPED } from '../../server/ingest/assumptions';
 import { ingestContexts, type IngestContext } from '../../server/ingest/context';
 import { UnknownKeys } from '../../server/ingest/unknown-keys';
-import { participantKey, type IngestJob } from '../../server/ingest/set-based';
+import { participantKey } from '../../server/ledger/change';
+import type { IngestJob } from '../../server/ingest/flush';
 import type { TeamRow } from '../../server/teams/store';
 
 const team = (id: number) => ({ id, ingest_limit: null }) as TeamRow;

@@ -1,7 +1,9 @@
 import { Kysely, Migrator, PostgresDialect, sql } from 'kysely';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createApiClient } from 'experimentation-api';
-import { enrolmentsOf, removeEnrolments, withdrawEnrolment } from '../../server/enrolments/store';
+import { enrolmentsOf } from '../../server/enrolments/store';
+import { postgresLedger } from '../../server/ledger/postgres';
+import { removeEnrolments, withdrawEnrolment } from '../../server/ledger/removals';
 import { migrationsOf, type Storage } from '../../server/storage/database';
 import { preparingStatements } from '../../server/storage/postgres-statements';
 import type { Database } from '../../server/storage/schema';
@@ -80,8 +82,8 @@ describe.runIf(engines.includes('postgres'))('migration 017_natural_primary_keys
     const [first, second] = await enrolmentsOf(db, teamId, participant);
 
     // Act
-    await withdrawEnrolment(db, teamId, participant, first!);
-    await removeEnrolments(db, teamId, participant, [second!]);
+    await withdrawEnrolment(postgresLedger, db, { id: participant, team_id: teamId }, first!);
+    await removeEnrolments(postgresLedger, db, { id: participant, team_id: teamId }, [second!]);
 
     // Assert
     const deletes = plans.filter((plan) => /delete from "enrolments"/i.test(plan));

@@ -4,9 +4,12 @@ import type { ParticipantRow } from '../participants/store';
 import { teamLock } from '../storage/team-lock';
 import { iso, utcDay } from '../storage/values';
 import { inOneRoundTrip } from '../storage/postgres-pipeline';
-import { keyId, type NamedKey } from './keys';
 import { ASSUMPTION_CHANGED } from '../storage/sql-states';
-import { type AssumedChecks, type Flush, type FlushRead, type FlushStatements, type NamedParticipant, type ParticipantState, type StoredParticipants } from './set-based';
+import type { LedgerChange, ParticipantState } from './change';
+import { countersOf, EVENT_COUNTERS, takesBack, type EventDelta } from './counters';
+import { assumptionsHold } from './postgres-assumption';
+import { keyId, type FlushRead, type Ledger, type NamedKey, type NamedParticipant, type StoredParticipants } from './port';
+import { writeWithdrawals } from './withdrawals';
 
 const BEGIN = CompiledQuery.raw('begin');
 /**
@@ -29,10 +32,10 @@ const ROLLBACK_TO_SAVEPOINT = CompiledQuery.raw('rollback to savepoint assumed')
  * each takes its own snapshot — the teams (with the stored idempotency keys) and the expected
  * participants with their histories; the second writes and commits. One more, between them,
  * reads the participants of accepted ingests the flush did not expect. A flush that decided on
- * assumptions (assumptions.ts) is one round trip, and three when they fail. Arrays are bound as
+ * assumptions (assumed-flushes.ts, postgres-assumption.ts) is one round trip, and three when they fail. Arrays are bound as
  * parameters and `unnest`ed; the writes are one statement of data-modifying CTEs.
  */
-export const postgresFlush: FlushStatements = {
+export const postgresLedger: Ledger = {
   async open(connection, { teams, month, keys, cutoff, expected, afterAssumption }) {
     const opening = afterAssumption ? [ROLLBACK_TO_SAVEPOINT, RELEASE] : [BEGIN, GENERIC_PLANS, ...teams.map(teamLock)];
     const reading = [teamsRead(teams, month, keys, cutoff), ...(expected.length === 0 ? [] : [participantsRead(expected)])];
@@ -46,12 +49,19 @@ export const postgresFlush: FlushStatements = {
     return storedParticipants({ rows });
   },
 
-  async commit(connection, flush) {
-    if (!flush) {
+  async commit(connection, change) {
+    if (!change) {
       await connection.executeQuery(COMMIT);
       return;
     }
-    await inOneRoundTrip(connection, [write(flush).compile(connection), COMMIT]);
+    await inOneRoundTrip(connection, [write(change).compile(connection), COMMIT]);
+  },
+
+  // The counters first, then the rows: a variant's counter is locked before its enrolments, as
+  // an experiment's deletion locks its variants before the enrolments its cascade deletes.
+  async write(connection, change) {
+    await write(change).execute(connection);
+    await writeWithdrawals(connection, change);
   },
 
   /**
@@ -60,9 +70,9 @@ export const postgresFlush: FlushStatements = {
    * ASSUMPTION_CHANGED, which ends the message there: nothing is written, and the transaction
    * stays open under the locks, at the savepoint, for the reads.
    */
-  async commitAssuming(connection, checks, flush) {
+  async commitAssuming(connection, checks, change) {
     const opening = [BEGIN, GENERIC_PLANS, ...checks.teams.map((team) => teamLock(team.id)), SAVEPOINT];
-    const writing = flush ? [write(flush).compile(connection)] : [];
+    const writing = change ? [write(change).compile(connection)] : [];
     try {
       const answers = await inOneRoundTrip(connection, [...opening, assumptionsHold(checks).compile(connection), RELEASE, ...writing, COMMIT]);
       return new Map((answers[opening.length]!.rows as Array<{ id: number; used: number }>).map((row) => [Number(row.id), Number(row.used)]));
@@ -79,35 +89,6 @@ export const postgresFlush: FlushStatements = {
   // (bench/results/2026-11-27-postgres-flush-rows.md).
   flushRows: 2000,
 };
-
-/**
- * Each team's quota use this month, refused with ASSUMPTION_CHANGED (migration 015) unless each
- * team is at the config version the flush decided at and its accepted ingests fit its quota, and
- * none of the participants it creates nor of its idempotency keys is stored. Every part is a
- * probe of a key; a part with nothing to probe is left out.
- */
-function assumptionsHold({ month, cutoff, teams, participants, keys }: AssumedChecks) {
-  const created =
-    participants.length === 0
-      ? sql``
-      : sql`and not exists (select from unnest(${participants.map((p) => p.team)}::bigint[], ${participants.map((p) => p.key)}::text[]) as n(team_id, key)
-        cross join lateral (select from participants p where p.team_id = n.team_id and p.key = n.key limit 1) p)`;
-  const keyed =
-    keys.length === 0
-      ? sql``
-      : sql`and not exists (select from unnest(${keys.map((k) => k.team)}::bigint[], ${keys.map((k) => k.key)}::text[]) as n(team_id, key)
-        cross join lateral (select from ingest_keys k where k.team_id = n.team_id and k.key = n.key and k.created_at > ${cutoff}::timestamptz limit 1) k)`;
-  return sql<{ id: number; used: number }>`
-    with assumed as (
-      select a.id, a.version, a.accepted, a.quota, t.config_version,
-        coalesce((select u.count from ingest_usage u where u.team_id = a.id and u.month = ${month}), 0) as used
-      from unnest(${teams.map((t) => t.id)}::bigint[], ${teams.map((t) => t.version)}::bigint[], ${teams.map((t) => t.accepted)}::bigint[],
-        ${teams.map((t) => t.limit)}::bigint[]) as a(id, version, accepted, quota)
-      left join lateral (select t.config_version from teams t where t.id = a.id limit 1) t on true
-    )
-    select id, used from assumed
-    where ingest_flush_assumes((select bool_and(config_version is not distinct from version and (quota is null or used + accepted <= quota)) from assumed) ${created} ${keyed})`;
-}
 
 type TeamsRow = { id: number; config_version: number; used: number; key: string | null; outcome: string | null };
 
@@ -188,25 +169,32 @@ function storedParticipants(answer: { rows: unknown[] } | undefined): StoredPart
  * conversions, from its RETURNING), changed ones, enrolments, counters and their daily roll-up,
  * conversions, idempotency keys (only when some are stored) and quota, counted last.
  */
-function write(flush: Flush) {
-  const { at, month } = flush;
+function write(change: LedgerChange) {
+  const { at, month } = change;
   const day = utcDay(at);
-  const states = [...flush.participants.values()];
+  const states = [...change.participants.values()];
   const created = states.filter((state) => state.isNew);
   const changed = states.filter((state) => state.changed);
-  const enrolments = flush.enrolments;
-  const variantIds = [...flush.variantParticipants.keys()];
-  const conversions = [...flush.conversions.values()];
+  const enrolments = change.enrolments;
+  const { variants, events: counts } = countersOf(change);
+  // A conversion whose participant leaves the experiment goes with its enrolment (writeWithdrawals).
+  const conversions = [...change.conversions.values()].filter((c) => c.after.count > 0);
   // The flush knows each participant's stored conversions: a new row is a plain insert (an upsert
   // probes its key first and logs a second record to confirm it), a stored one an upsert still.
-  const added = conversions.filter((c) => !c.stored);
-  const restated = conversions.filter((c) => c.stored);
-  const counts = [...flush.eventCounts.values()];
-  const quota = [...flush.quota.entries()];
+  const added = conversions.filter((c) => c.before.count === 0);
+  const restated = conversions.filter((c) => c.before.count > 0);
+  const quota = [...change.quota.entries()];
   // A participant this flush creates has id 0 until the insert answers it: rows naming it give its
   // position among the created (1, 2 …; 0 for a stored one), the index of its id in `created`.
   const positions = new Map(created.map((state, i) => [state, i + 1]));
   const positionOf = (state: ParticipantState) => positions.get(state) ?? 0;
+  const counted = sql`unnest(${variants.map((v) => v.variantId)}::bigint[], ${variants.map((v) => v.teamId)}::bigint[], ${variants.map((v) => v.participants)}::bigint[]) as d(id, team_id, added)`;
+  const tallies = (counts: EventDelta[]) => sql`unnest(${counts.map((c) => c.teamId)}::bigint[], ${counts.map((c) => c.variantId)}::bigint[], ${counts.map((c) => c.eventId)}::bigint[], ${sql.join(
+    EVENT_COUNTERS.map(({ column, exact }) => sql`${counts.map((c) => c.counters[column].toString())}::${sql.raw(exact ? 'numeric' : 'bigint')}[]`),
+  )}) as c(team_id, variant_id, event_id, ${COLUMNS})`;
+  const falling = counts.filter(takesBack);
+  const rising = falling.length === 0 ? counts : counts.filter((delta) => !takesBack(delta));
+  const gained = sql`${sql.raw(`c.${EVENT_COUNTERS.map((counter) => counter.column).join(', c.')}`)}`;
   return sql`
     with new_participants as (
       select * from unnest(${created.map((s) => s.row.team_id)}::bigint[], ${created.map((s) => s.row.key)}::text[], ${created.map((s) => s.row.notes)}::text[],
@@ -232,52 +220,55 @@ function write(flush: Flush) {
       order by e.n -- ids in the order the ingests enrolled: a participant's assignments are answered in it
     ), counted as (
       update variants v set participants = v.participants + d.added
-      from unnest(${variantIds}::bigint[], ${variantIds.map((id) => flush.variantParticipants.get(id)!.teamId)}::bigint[], ${variantIds.map((id) => flush.variantParticipants.get(id)!.added)}::bigint[]) as d(id, team_id, added)
+      from ${counted}
       where v.id = d.id and v.team_id = d.team_id
     ), counted_daily as (
       insert into daily_variant_counts (team_id, variant_id, day, participants)
       select d.team_id, d.id, ${day}, d.added
-      from unnest(${variantIds}::bigint[], ${variantIds.map((id) => flush.variantParticipants.get(id)!.teamId)}::bigint[], ${variantIds.map((id) => flush.variantParticipants.get(id)!.added)}::bigint[]) as d(id, team_id, added)
+      from ${counted}
       on conflict (team_id, variant_id, day) do update set participants = daily_variant_counts.participants + excluded.participants
     ), converted as (
       insert into conversions (team_id, participant_id, experiment_id, event_id, count, value)
       select v.team_id, coalesce((select ids from created)[v.created], v.participant_id), v.experiment_id, v.event_id, v.added, v.value
       from unnest(${added.map((c) => c.teamId)}::bigint[], ${added.map((c) => c.state.row.id)}::bigint[], ${added.map((c) => positionOf(c.state))}::int[],
-        ${added.map((c) => c.experimentId)}::bigint[], ${added.map((c) => c.eventId)}::bigint[], ${added.map((c) => c.added)}::bigint[],
-        ${added.map((c) => c.value.toString())}::numeric[])
+        ${added.map((c) => c.experimentId)}::bigint[], ${added.map((c) => c.eventId)}::bigint[], ${added.map((c) => c.after.count)}::bigint[],
+        ${added.map((c) => c.after.value.toString())}::numeric[])
         as v(team_id, participant_id, created, experiment_id, event_id, added, value)
     ), reconverted as (
       insert into conversions (team_id, participant_id, experiment_id, event_id, count, value)
       select * from unnest(${restated.map((c) => c.teamId)}::bigint[], ${restated.map((c) => c.state.row.id)}::bigint[], ${restated.map((c) => c.experimentId)}::bigint[],
-        ${restated.map((c) => c.eventId)}::bigint[], ${restated.map((c) => c.added)}::bigint[], ${restated.map((c) => c.value.toString())}::numeric[])
+        ${restated.map((c) => c.eventId)}::bigint[], ${restated.map((c) => c.after.count - c.before.count)}::bigint[], ${restated.map((c) => (c.after.value - c.before.value).toString())}::numeric[])
       on conflict (team_id, participant_id, experiment_id, event_id) do update set count = conversions.count + excluded.count, value = conversions.value + excluded.value
     ), tallied as (
-      insert into variant_event_counts (team_id, variant_id, event_id, conversions, unique_conversions, sum_y, sum_y2)
-      select * from unnest(${counts.map((c) => c.teamId)}::bigint[], ${counts.map((c) => c.variantId)}::bigint[], ${counts.map((c) => c.eventId)}::bigint[],
-        ${counts.map((c) => c.conversions)}::bigint[], ${counts.map((c) => c.unique)}::bigint[], ${counts.map((c) => c.sumY.toString())}::numeric[], ${counts.map((c) => c.sumY2.toString())}::numeric[])
-      on conflict (team_id, variant_id, event_id) do update
-        set conversions = variant_event_counts.conversions + excluded.conversions, unique_conversions = variant_event_counts.unique_conversions + excluded.unique_conversions,
-          sum_y = variant_event_counts.sum_y + excluded.sum_y, sum_y2 = variant_event_counts.sum_y2 + excluded.sum_y2
+      insert into variant_event_counts (team_id, variant_id, event_id, ${COLUMNS})
+      select c.team_id, c.variant_id, c.event_id, ${gained} from ${tallies(rising)}
+      on conflict (team_id, variant_id, event_id) do update set ${addedTo('variant_event_counts')}
     ), tallied_daily as (
-      insert into daily_variant_event_counts (team_id, variant_id, event_id, day, conversions, unique_conversions, sum_y, sum_y2)
-      select c.team_id, c.variant_id, c.event_id, ${day}, c.conversions, c.unique_conversions, c.sum_y, c.sum_y2
-      from unnest(${counts.map((c) => c.teamId)}::bigint[], ${counts.map((c) => c.variantId)}::bigint[], ${counts.map((c) => c.eventId)}::bigint[],
-        ${counts.map((c) => c.conversions)}::bigint[], ${counts.map((c) => c.unique)}::bigint[], ${counts.map((c) => c.sumY.toString())}::numeric[],
-        ${counts.map((c) => c.sumY2.toString())}::numeric[]) as c(team_id, variant_id, event_id, conversions, unique_conversions, sum_y, sum_y2)
-      on conflict (team_id, variant_id, event_id, day) do update
-        set conversions = daily_variant_event_counts.conversions + excluded.conversions,
-          unique_conversions = daily_variant_event_counts.unique_conversions + excluded.unique_conversions,
-          sum_y = daily_variant_event_counts.sum_y + excluded.sum_y, sum_y2 = daily_variant_event_counts.sum_y2 + excluded.sum_y2
+      insert into daily_variant_event_counts (team_id, variant_id, event_id, day, ${COLUMNS})
+      select c.team_id, c.variant_id, c.event_id, ${day}, ${gained} from ${tallies(counts)}
+      on conflict (team_id, variant_id, event_id, day) do update set ${addedTo('daily_variant_event_counts')}
     )${
-      flush.keys.length === 0
+      falling.length === 0
+        ? sql``
+        : sql`, untallied as (
+      update variant_event_counts t set ${addedTo('t')} from ${tallies(falling)}
+      where t.team_id = c.team_id and t.variant_id = c.variant_id and t.event_id = c.event_id
+    )`
+    }${
+      change.keys.length === 0
         ? sql``
         : sql`, keyed as (
       insert into ingest_keys (team_id, key, outcome, created_at)
-      select *, ${at}::timestamptz from unnest(${flush.keys.map((k) => k.teamId)}::bigint[], ${flush.keys.map((k) => k.key)}::text[], ${flush.keys.map((k) => k.outcome)}::text[])
-      on conflict (team_id, key) do update set outcome = excluded.outcome, created_at = excluded.created_at where ingest_keys.created_at <= ${flush.keyCutoff}::timestamptz
+      select *, ${at}::timestamptz from unnest(${change.keys.map((k) => k.teamId)}::bigint[], ${change.keys.map((k) => k.key)}::text[], ${change.keys.map((k) => k.outcome)}::text[])
+      on conflict (team_id, key) do update set outcome = excluded.outcome, created_at = excluded.created_at where ingest_keys.created_at <= ${change.keyCutoff}::timestamptz
     )`
     }
     insert into ingest_usage (team_id, month, count)
     select team_id, ${month}, count from unnest(${quota.map(([team]) => team)}::bigint[], ${quota.map(([, count]) => count)}::bigint[]) as q(team_id, count)
     on conflict (team_id, month) do update set count = ingest_usage.count + excluded.count`;
 }
+
+const COLUMNS = sql.raw(EVENT_COUNTERS.map((counter) => counter.column).join(', '));
+
+/** Each event counter of `table` plus what the change adds to it (`excluded`, or the unnested `c`). */
+const addedTo = (table: string, added = table === 't' ? 'c' : 'excluded') => sql.raw(EVENT_COUNTERS.map(({ column }) => `${column} = ${table}.${column} + ${added}.${column}`).join(', '));

@@ -2,9 +2,10 @@ import { CompiledQuery, sql } from 'kysely';
 import type { ParticipantRow } from '../participants/store';
 import type { Db } from '../storage/database';
 import { utcDay } from '../storage/values';
-import { keyId } from './keys';
-import type { NamedKey } from './keys';
-import { participantKey, type Flush, type FlushRead, type FlushStatements, type Histories, type NamedParticipant, type Opening, type StoredParticipants } from './set-based';
+import { participantKey, type LedgerChange } from './change';
+import { countersOf, EVENT_COUNTERS, takesBack, type EventDelta } from './counters';
+import { keyId, type FlushRead, type Histories, type Ledger, type NamedKey, type NamedParticipant, type Opening, type StoredParticipants } from './port';
+import { writeWithdrawals } from './withdrawals';
 
 // A writer in any process waits here (busy timeout) until the others have committed.
 const BEGIN = CompiledQuery.raw('begin immediate');
@@ -23,7 +24,7 @@ const rowsOf = (rows: unknown[][]) => JSON.stringify(rows);
  * when some carry an idempotency key) in its snapshot, the same again under the write lock, and
  * at most ten writes a flush, where each ingest alone took about ten statements.
  */
-export const sqliteFlush: FlushStatements = {
+export const sqliteLedger: Ledger = {
   async open(connection, opening) {
     await connection.executeQuery(BEGIN);
     return reads(connection, opening);
@@ -31,7 +32,7 @@ export const sqliteFlush: FlushStatements = {
 
   // One write lock serves every team of every process: a flush decides — evaluates conditions,
   // places participants — on what it read in a snapshot, and under the lock only reads again to
-  // check it (snapshot-check.ts). A team's hostile conditions keep no other team's writer waiting.
+  // check it (ingest/snapshot-check.ts). A team's hostile conditions keep no other team's writer waiting.
   snapshot: {
     async open(connection, opening) {
       await connection.executeQuery(BEGIN_READ);
@@ -45,10 +46,12 @@ export const sqliteFlush: FlushStatements = {
 
   participants: storedParticipants,
 
-  async commit(connection, flush) {
-    if (flush) await write(connection, flush);
+  async commit(connection, change) {
+    if (change) await write(connection, change);
     await connection.executeQuery(COMMIT);
   },
+
+  write,
 
   opensWhileWriting: false,
   // better-sqlite3 writes on the event loop: every other request waits out the flush too, about
@@ -109,37 +112,53 @@ async function histories(db: Db, participants: ParticipantRow[]): Promise<Histor
     return { enrolments: enrolments.rows, exclusions: exclusions.rows, conversions: conversions.rows };
 }
 
-async function write(db: Db, flush: Flush): Promise<void> {
-    const states = [...flush.participants.values()];
-    const created = states.filter((state) => state.isNew);
-    const changed = states.filter((state) => state.changed);
-    if (created.length > 0) {
-      const { rows } = await sql<{ id: number; team_id: number; key: string }>`insert into participants (team_id, key, notes, attributes, created_at, updated_at)
-          select value ->> 0, value ->> 1, value ->> 2, value ->> 3, value ->> 4, value ->> 5 from json_each(${rowsOf(created.map(({ row }) => [row.team_id, row.key, row.notes, row.attributes, row.created_at, row.updated_at]))})
-          order by key
-          returning id, team_id, key`.execute(db);
-      // The ids the statements after this one name the new participants by.
-      const ids = new Map(rows.map((row) => [participantKey(row.team_id, row.key), row.id]));
-      for (const state of created) state.row = { ...state.row, id: ids.get(participantKey(state.row.team_id, state.row.key))! };
-    }
-    if (changed.length > 0) {
-      await sql`update participants set notes = d.value ->> 1, attributes = d.value ->> 2, updated_at = d.value ->> 3
-          from json_each(${rowsOf(changed.map(({ row }) => [row.id, row.notes, row.attributes, row.updated_at]))}) d
-          where participants.id = d.value ->> 0`.execute(db);
-    }
-    await writeCounts(db, flush);
+async function write(db: Db, change: LedgerChange): Promise<void> {
+  const states = [...change.participants.values()];
+  const created = states.filter((state) => state.isNew);
+  const changed = states.filter((state) => state.changed);
+  if (created.length > 0) {
+    const { rows } = await sql<{ id: number; team_id: number; key: string }>`insert into participants (team_id, key, notes, attributes, created_at, updated_at)
+        select value ->> 0, value ->> 1, value ->> 2, value ->> 3, value ->> 4, value ->> 5 from json_each(${rowsOf(created.map(({ row }) => [row.team_id, row.key, row.notes, row.attributes, row.created_at, row.updated_at]))})
+        order by key
+        returning id, team_id, key`.execute(db);
+    // The ids the statements after this one name the new participants by.
+    const ids = new Map(rows.map((row) => [participantKey(row.team_id, row.key), row.id]));
+    for (const state of created) state.row = { ...state.row, id: ids.get(participantKey(state.row.team_id, state.row.key))! };
+  }
+  if (changed.length > 0) {
+    await sql`update participants set notes = d.value ->> 1, attributes = d.value ->> 2, updated_at = d.value ->> 3
+        from json_each(${rowsOf(changed.map(({ row }) => [row.id, row.notes, row.attributes, row.updated_at]))}) d
+        where participants.id = d.value ->> 0`.execute(db);
+  }
+  await writeCounts(db, change);
+  await writeWithdrawals(db, change);
 }
 
+/** Each event counter's column, and how a stored value and a delta add up: exact sums travel as decimal strings (JSON numbers would round them). */
+const COLUMNS = sql.raw(EVENT_COUNTERS.map((counter) => counter.column).join(', '));
+const VALUES = sql.raw(EVENT_COUNTERS.map((_, i) => `value ->> ${i + 3}`).join(', '));
+const ADDED = sql.raw(EVENT_COUNTERS.map(({ column, exact }) => (exact ? `${column} = exact_add(${column}, excluded.${column})` : `${column} = ${column} + excluded.${column}`)).join(', '));
+
+// A change that takes back (a removal) updates the totals: their checks refuse a negative row even where it would update one.
+const ADDED_TO_TOTALS = sql.raw(
+  EVENT_COUNTERS.map(({ column, exact }, i) => (exact ? `${column} = exact_add(${column}, d.value ->> ${i + 3})` : `${column} = ${column} + (d.value ->> ${i + 3})`)).join(', '),
+);
+
 /** Everything but the participants' own rows: enrolments, counters and their roll-up, conversions, idempotency keys, quota; a statement each. */
-async function writeCounts(db: Db, flush: Flush): Promise<void> {
-  const day = utcDay(flush.at);
-  const variants = [...flush.variantParticipants.entries()].map(([id, { teamId, added }]) => [id, teamId, added]);
-  // Exact sums travel as decimal strings: JSON numbers would round them.
-  const counts = [...flush.eventCounts.values()].map((c) => [c.teamId, c.variantId, c.eventId, c.conversions, c.unique, c.sumY.toString(), c.sumY2.toString()]);
-  if (flush.enrolments.length > 0) {
+async function writeCounts(db: Db, change: LedgerChange): Promise<void> {
+  const day = utcDay(change.at);
+  const counters = countersOf(change);
+  const variants = counters.variants.map((v) => [v.variantId, v.teamId, v.participants]);
+  const row = (c: EventDelta) => [c.teamId, c.variantId, c.eventId, ...EVENT_COUNTERS.map(({ column, exact }) => (exact ? c.counters[column].toString() : Number(c.counters[column])))];
+  const counts = counters.events.map(row);
+  const falling = counters.events.filter(takesBack);
+  const rising = falling.length === 0 ? counts : counters.events.filter((delta) => !takesBack(delta)).map(row);
+  // A conversion whose participant leaves the experiment goes with its enrolment (writeWithdrawals).
+  const conversions = [...change.conversions.values()].filter((c) => c.after.count > 0);
+  if (change.enrolments.length > 0) {
     // In the order the ingests enrolled: a participant's assignments are answered in it.
     await sql`insert into enrolments (team_id, participant_id, experiment_id, variant_id, enrolled_at)
-        select value ->> 0, value ->> 1, value ->> 2, value ->> 3, ${flush.at} from json_each(${rowsOf(flush.enrolments.map((e) => [e.teamId, e.state.row.id, e.experimentId, e.variantId]))})
+        select value ->> 0, value ->> 1, value ->> 2, value ->> 3, ${change.at} from json_each(${rowsOf(change.enrolments.map((e) => [e.teamId, e.state.row.id, e.experimentId, e.variantId]))})
         order by key`.execute(db);
   }
   if (variants.length > 0) {
@@ -149,30 +168,34 @@ async function writeCounts(db: Db, flush: Flush): Promise<void> {
         select value ->> 1, value ->> 0, ${day}, value ->> 2 from json_each(${rowsOf(variants)}) where true
         on conflict (team_id, variant_id, day) do update set participants = participants + excluded.participants`.execute(db);
   }
-  if (flush.conversions.size > 0) {
+  if (conversions.length > 0) {
     await sql`insert into conversions (team_id, participant_id, experiment_id, event_id, count, value)
         select value ->> 0, value ->> 1, value ->> 2, value ->> 3, value ->> 4, value ->> 5
-        from json_each(${rowsOf([...flush.conversions.values()].map((c) => [c.teamId, c.state.row.id, c.experimentId, c.eventId, c.added, c.value.toString()]))}) where true
+        from json_each(${rowsOf(conversions.map((c) => [c.teamId, c.state.row.id, c.experimentId, c.eventId, c.after.count - c.before.count, (c.after.value - c.before.value).toString()]))}) where true
         on conflict (team_id, participant_id, experiment_id, event_id) do update set count = count + excluded.count, value = exact_add(value, excluded.value)`.execute(db);
   }
+  if (falling.length > 0) {
+    await sql`update variant_event_counts set ${ADDED_TO_TOTALS}
+        from json_each(${rowsOf(falling.map(row))}) d where team_id = d.value ->> 0 and variant_id = d.value ->> 1 and event_id = d.value ->> 2`.execute(db);
+  }
+  if (rising.length > 0) {
+    await sql`insert into variant_event_counts (team_id, variant_id, event_id, ${COLUMNS})
+        select value ->> 0, value ->> 1, value ->> 2, ${VALUES} from json_each(${rowsOf(rising)}) where true
+        on conflict (team_id, variant_id, event_id) do update set ${ADDED}`.execute(db);
+  }
   if (counts.length > 0) {
-    await sql`insert into variant_event_counts (team_id, variant_id, event_id, conversions, unique_conversions, sum_y, sum_y2)
-        select value ->> 0, value ->> 1, value ->> 2, value ->> 3, value ->> 4, value ->> 5, value ->> 6 from json_each(${rowsOf(counts)}) where true
-        on conflict (team_id, variant_id, event_id) do update
-          set conversions = conversions + excluded.conversions, unique_conversions = unique_conversions + excluded.unique_conversions,
-            sum_y = exact_add(sum_y, excluded.sum_y), sum_y2 = exact_add(sum_y2, excluded.sum_y2)`.execute(db);
-    await sql`insert into daily_variant_event_counts (team_id, variant_id, event_id, day, conversions, unique_conversions, sum_y, sum_y2)
-        select value ->> 0, value ->> 1, value ->> 2, ${day}, value ->> 3, value ->> 4, value ->> 5, value ->> 6 from json_each(${rowsOf(counts)}) where true
-        on conflict (team_id, variant_id, event_id, day) do update
-          set conversions = conversions + excluded.conversions, unique_conversions = unique_conversions + excluded.unique_conversions,
-            sum_y = exact_add(sum_y, excluded.sum_y), sum_y2 = exact_add(sum_y2, excluded.sum_y2)`.execute(db);
+    await sql`insert into daily_variant_event_counts (team_id, variant_id, event_id, day, ${COLUMNS})
+        select value ->> 0, value ->> 1, value ->> 2, ${day}, ${VALUES} from json_each(${rowsOf(counts)}) where true
+        on conflict (team_id, variant_id, event_id, day) do update set ${ADDED}`.execute(db);
   }
-  if (flush.keys.length > 0) {
+  if (change.keys.length > 0) {
     await sql`insert into ingest_keys (team_id, key, outcome, created_at)
-        select value ->> 0, value ->> 1, value ->> 2, ${flush.at} from json_each(${rowsOf(flush.keys.map((k) => [k.teamId, k.key, k.outcome]))}) where true
-        on conflict (team_id, key) do update set outcome = excluded.outcome, created_at = excluded.created_at where ingest_keys.created_at <= ${flush.keyCutoff}`.execute(db);
+        select value ->> 0, value ->> 1, value ->> 2, ${change.at} from json_each(${rowsOf(change.keys.map((k) => [k.teamId, k.key, k.outcome]))}) where true
+        on conflict (team_id, key) do update set outcome = excluded.outcome, created_at = excluded.created_at where ingest_keys.created_at <= ${change.keyCutoff}`.execute(db);
   }
-  await sql`insert into ingest_usage (team_id, month, count)
-      select value ->> 0, ${flush.month}, value ->> 1 from json_each(${rowsOf([...flush.quota.entries()])}) where true
-      on conflict (team_id, month) do update set count = count + excluded.count`.execute(db);
+  if (change.quota.size > 0) {
+    await sql`insert into ingest_usage (team_id, month, count)
+        select value ->> 0, ${change.month}, value ->> 1 from json_each(${rowsOf([...change.quota.entries()])}) where true
+        on conflict (team_id, month) do update set count = count + excluded.count`.execute(db);
+  }
 }

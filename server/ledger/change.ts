@@ -1,0 +1,97 @@
+import type { MetricType } from '../domain/metric';
+import type { EnrolmentRow } from '../enrolments/store';
+import type { ParticipantRow } from '../participants/store';
+
+/**
+ * What participants did, as data: the change an ingest flush, an unenrolment or a participant's
+ * deletion makes to the participants' tables and their counters. One writer per engine applies it
+ * (sqlite.ts, postgres.ts); the counters it moves are computed from it once (counters.ts).
+ */
+export interface LedgerChange {
+  at: string;
+  /** The quota month of `at` (ingest_usage). */
+  month: string;
+  /** The participants it names, by participantKey: created (`isNew`), changed, or only read. */
+  participants: Map<string, ParticipantState>;
+  /** Enrolments it adds, in the order they were made: a participant's assignments are answered in it. */
+  enrolments: Enrolled[];
+  /** Conversions it moves, by participant and `experimentId:eventId`, each from its total before to its total after. */
+  conversions: Map<string, ConversionMove>;
+  /** Enrolments it removes with their conversions: taken back from the counters, or kept in them (intention to treat). */
+  withdrawals: Withdrawal[];
+  /** Experiments participants may never enter again. */
+  exclusions: Exclusion[];
+  /** team id → ingests it accepts. */
+  quota: Map<number, number>;
+  /** The idempotency keys of its accepted ingests; a key past its window (created before `keyCutoff`) is replaced. */
+  keys: StoredKey[];
+  keyCutoff: string;
+}
+
+/** A participant as a change knows it: stored already (`row.id`), or to be inserted by it. */
+export interface ParticipantState {
+  row: ParticipantRow;
+  isNew: boolean;
+  /** notes / attributes to write to an existing row. */
+  changed: boolean;
+  enrolments: EnrolmentRow[];
+  excluded: Set<number>;
+  /** `experimentId:eventId` → conversions so far and the sum of their values (micro-units). */
+  conversions: Map<string, ConversionTotal>;
+}
+
+export interface ConversionTotal {
+  count: number;
+  value: bigint;
+}
+
+export interface Enrolled {
+  state: ParticipantState;
+  teamId: number;
+  experimentId: number;
+  variantId: number;
+}
+
+/** A participant's conversions of an event in an experiment, from `before` (stored: count > 0) to `after` (none: the row goes). */
+export interface ConversionMove {
+  state: ParticipantState;
+  teamId: number;
+  experimentId: number;
+  eventId: number;
+  /** The participant's variant in the experiment: whose counters move. */
+  variantId: number;
+  metric: { type: MetricType; cap: number | null };
+  before: ConversionTotal;
+  after: ConversionTotal;
+}
+
+/** A stored participant's enrolment removed with its conversions; `takenBack`: its participant and conversions leave the counters. */
+export interface Withdrawal {
+  teamId: number;
+  participantId: number;
+  experimentId: number;
+  variantId: number;
+  takenBack: boolean;
+}
+
+export interface Exclusion {
+  teamId: number;
+  participantId: number;
+  experimentId: number;
+}
+
+/** A key to store with the outcome (IngestOutcome as JSON) its ingest is answered. */
+export interface StoredKey {
+  teamId: number;
+  key: string;
+  outcome: string;
+}
+
+export const participantKey = (teamId: number, key: string) => `${teamId}\u0000${key}`;
+
+export const NO_CONVERSIONS: ConversionTotal = { count: 0, value: 0n };
+
+/** A change that does nothing yet, at `at`. */
+export function emptyChange(at: string, month: string, keyCutoff: string): LedgerChange {
+  return { at, month, participants: new Map(), enrolments: [], conversions: new Map(), withdrawals: [], exclusions: [], quota: new Map(), keys: [], keyCutoff };
+}
