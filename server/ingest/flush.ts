@@ -30,9 +30,9 @@ const ROLLBACK = CompiledQuery.raw('rollback');
 /** What a flush is given besides its ingests. */
 export interface FlushOptions {
   keyWindowMs: number;
-  /** The participants of the ingests it expects to accept (expected.ts), distinct. */
+  /** The participants of the ingests it expects to accept (expected-participants.ts), distinct. */
   expected: NamedParticipant[];
-  /** What it may decide on without reading it first, where the engine can check it (assumptions.ts). */
+  /** What it may decide on without reading it first, where the engine can check it (assumed-flushes.ts). */
   assumption?: Assumption;
   /** Called once it has read all it reads, as its write is sent, with the participants (participantKey) its accepted ingests name. */
   writing?: (participants: string[]) => void;
@@ -52,7 +52,7 @@ export interface FlushSeen {
  * stored key — answered its stored outcome, nothing else done — and which are refused — their
  * own 404, 409 or 402, storing nothing of them — from the team's cached context, with no query
  * per ingest. It reads the participants — their enrolments, exclusions and conversions too —
- * of the ingests it expects to accept (expected.ts) with the teams, and of any other it accepts
+ * of the ingests it expects to accept (expected-participants.ts) with the teams, and of any other it accepts
  * once decided. It decides each accepted ingest in order exactly as a single ingest alone
  * would be decided, writes what they change (a statement per table at most) and commits once:
  * each caller is answered after the commit.

@@ -8,14 +8,14 @@ import { isStorageUnavailable } from '../storage/unavailable';
 import type { TeamRow } from '../teams/store';
 import type { IngestContexts } from './context';
 import { ledgerOf } from '../ledger/engines';
-import { ingestFlusher } from './turns';
+import { ingestFlusher } from './flusher';
 
 type IngestRequest = components['schemas']['IngestRequest'];
 type IngestOutcome = components['schemas']['IngestOutcome'];
 type IngestBatchItem = components['schemas']['IngestBatchItem'];
 
 /**
- * Joins the flush of concurrent ingests (set-based.ts): on 404, 409 or 402 nothing at all is
+ * Joins the flush of concurrent ingests (flush.ts): on 404, 409 or 402 nothing at all is
  * stored of this ingest, and a 200 is sent only once the flush's commit is durable.
  */
 export async function ingest(storage: Storage, contexts: IngestContexts, team: TeamRow, input: IngestRequest): Promise<IngestOutcome> {
@@ -29,7 +29,7 @@ function ingestChecked(storage: Storage, contexts: IngestContexts, team: TeamRow
 
 /**
  * A batch: each item is a single ingest, all queued at once and in order, taken by as many
- * flushes as their rows need (turns.ts) while other teams' ingests take their turns. An item the
+ * flushes as their rows need (flusher.ts) while other teams' ingests take their turns. An item the
  * single ingest would answer 402, 404 or 409 — or that storage failed under (503) — gets that
  * problem in its place; every other item is stored.
  */

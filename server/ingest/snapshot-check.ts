@@ -1,4 +1,4 @@
-// What set-based.ts's FlushRead, IngestJob and ParticipantState hold that a check reads.
+// What flush.ts's FlushRead, IngestJob and ParticipantState (ledger/change.ts) hold that a check reads.
 interface FlushRead {
   versions: Map<number, number>;
   used: Map<number, number>;

@@ -51,7 +51,7 @@ export interface Opening {
   month: string;
   keys: NamedKey[];
   cutoff: string;
-  /** The participants of the ingests it expects to accept (ingest/expected.ts), distinct. */
+  /** The participants of the ingests it expects to accept (ingest/expected-participants.ts), distinct. */
   expected: NamedParticipant[];
   /** Its assumptions failed (commitAssuming): it is still in its transaction, under its locks, and reads from where it checked them. */
   afterAssumption: boolean;
@@ -116,7 +116,7 @@ export interface Ledger {
   opensWhileWriting: boolean;
   /**
    * Rows a flush is expected to write (participants, enrolments, conversions, idempotency keys),
-   * beyond which it takes no more ingests (ingest/turns.ts): what another team's ingest, waiting
+   * beyond which it takes no more ingests (ingest/flusher.ts): what another team's ingest, waiting
    * for the next flush, waits behind at most.
    */
   flushRows: number;

@@ -1,6 +1,6 @@
-// Which flushes decide on what their process saw instead of reading first (ingest/assumptions.ts).
+// Which flushes decide on what their process saw instead of reading first (ingest/assumed-flushes.ts).
 import { describe, expect, it } from 'vitest';
-import { AssumedFlushes, KNOWN_PARTICIPANTS, MAX_SKIPPED } from '../../server/ingest/assumptions';
+import { AssumedFlushes, KNOWN_PARTICIPANTS, MAX_SKIPPED } from '../../server/ingest/assumed-flushes';
 import { ingestContexts, type IngestContext } from '../../server/ingest/context';
 import { UnknownKeys } from '../../server/ingest/unknown-keys';
 import { participantKey } from '../../server/ledger/change';

@@ -1,5 +1,5 @@
 // On PostgreSQL, when more than a flush's worth of ingests waits, the next flush opens while the
-// one before writes (ingest/turns.ts): its transaction waits at the team's lock for that commit,
+// one before writes (ingest/flusher.ts): its transaction waits at the team's lock for that commit,
 // then reads what it wrote. Seen here by holding the first flush's write at a row lock.
 import { sql } from 'kysely';
 import pg from 'pg';

@@ -1,7 +1,7 @@
 import type { Db } from '../storage/database';
 import type { components } from '../../generated/api';
-import { AssumedFlushes } from './assumptions';
-import { expectedParticipants } from './expected';
+import { AssumedFlushes } from './assumed-flushes';
+import { expectedParticipants } from './expected-participants';
 import type { Ledger, QuotaUse } from '../ledger/port';
 import { flushIngests, type IngestJob } from './flush';
 
@@ -27,7 +27,7 @@ type Enqueue = (job: Omit<IngestJob, 'resolve' | 'reject'>) => Promise<IngestOut
  * take fewer ingests than it would once this one is done, and flushes of single ingests would
  * become more and smaller (bench/results/2026-11-25-postgres-foreign-keys-once.md: single ingests fell by a fifth). Where the engine
  * can check assumptions (Ledger.commitAssuming), a flush of participants this process
- * has not seen decides on what it last saw (assumptions.ts) and writes in one round trip; the
+ * has not seen decides on what it last saw (assumed-flushes.ts) and writes in one round trip; the
  * next, opened early, then decides while this one writes.
  */
 export function ingestFlusher(db: Db, statements: Ledger, keyWindowMs: number): Enqueue {
