@@ -11,7 +11,8 @@ import { parseArgs } from 'node:util';
 import { Kysely, PostgresDialect } from 'kysely';
 import pg from 'pg';
 import { ingestContexts } from '../server/ingest/context';
-import { ingestBatch } from '../server/ingest/service';
+import { ingestBatch, ingestion } from '../server/ingest/service';
+import { ingestKeyWindowFromEnv } from '../server/settings';
 import { openStorage } from '../server/storage/database';
 import { preparingStatements } from '../server/storage/postgres-statements';
 import type { Database } from '../server/storage/schema';
@@ -36,7 +37,8 @@ const storage = await openStorage(scratch.options);
 try {
   const teamRow = await benchTeamIn(storage, scratch);
   const contexts = ingestContexts();
-  for (let i = 0; i < Number(values.warm); i++) await ingestBatch(storage, contexts, teamRow, batch());
+  const warming = ingestion(storage, contexts, ingestKeyWindowFromEnv());
+  for (let i = 0; i < Number(values.warm); i++) await ingestBatch(warming, teamRow, batch());
 
   const plans: string[] = [];
   const trips = new Map<string, number[]>();
@@ -56,13 +58,14 @@ try {
     },
   });
   const explained = { ...storage, db };
+  const explainedIngestion = ingestion(explained, contexts, ingestKeyWindowFromEnv());
   const flushTimes: number[] = [];
   const backend = (await pool.query<{ pid: number }>('select pg_backend_pid() as pid')).rows[0]!.pid;
   const [backendAtStart, processAtStart] = [cpuMsOf(backend), process.cpuUsage()];
   for (let flush = 1; flush <= Number(values.flushes); flush++) {
     plans.length = 0;
     const started = performance.now();
-    await ingestBatch(explained, contexts, teamRow, batch());
+    await ingestBatch(explainedIngestion, teamRow, batch());
     flushTimes.push(performance.now() - started);
     const took = flushTimes.at(-1)!.toFixed(1);
     if (values['round-trips']) continue;

@@ -7,7 +7,8 @@
 import { parseArgs } from 'node:util';
 import { sql } from 'kysely';
 import { ingestContexts } from '../server/ingest/context';
-import { ingestBatch } from '../server/ingest/service';
+import { ingestBatch, ingestion } from '../server/ingest/service';
+import { ingestKeyWindowFromEnv } from '../server/settings';
 import { openStorage } from '../server/storage/database';
 import { benchTeamIn, newParticipants } from './lib/in-process';
 import { scratchStorage } from './lib/storage';
@@ -31,12 +32,12 @@ const storage = await openStorage({
 });
 try {
   const teamRow = await benchTeamIn(storage, scratch);
-  const contexts = ingestContexts();
+  const ingesting = ingestion(storage, ingestContexts(), ingestKeyWindowFromEnv());
   for (let round = 1; round <= Number(values.rounds); round++) {
     if (values.analyze && round > 1) await sql`analyze`.execute(storage.db);
     statementMs.clear();
     const started = performance.now();
-    for (let i = 0; i < batches; i++) await ingestBatch(storage, contexts, teamRow, batch());
+    for (let i = 0; i < batches; i++) await ingestBatch(ingesting, teamRow, batch());
     const ms = performance.now() - started;
     console.log(`round ${round}: ${(batches / (ms / 1000)).toFixed(1)} batches/s, ${(ms / batches).toFixed(2)} ms a batch`);
     for (const [words, total] of statementMs) if (total > ms / 50) console.log(`${(total / batches).toFixed(2).padStart(9)} ms  ${words}`);

@@ -8,7 +8,8 @@
 import { parseArgs } from 'node:util';
 import { sql } from 'kysely';
 import { ingestContexts } from '../server/ingest/context';
-import { ingestBatch } from '../server/ingest/service';
+import { ingestBatch, ingestion } from '../server/ingest/service';
+import { ingestKeyWindowFromEnv } from '../server/settings';
 import { openStorage } from '../server/storage/database';
 import { benchTeamIn, newParticipants } from './lib/in-process';
 import { scratchStorage } from './lib/storage';
@@ -23,12 +24,12 @@ const scratch = await scratchStorage('postgres');
 const storage = await openStorage(scratch.options);
 try {
   const team = await benchTeamIn(storage, scratch);
-  const contexts = ingestContexts();
-  for (let i = 0; i < Number(values.warm); i++) await ingestBatch(storage, contexts, team, batch());
+  const ingesting = ingestion(storage, ingestContexts(), ingestKeyWindowFromEnv());
+  for (let i = 0; i < Number(values.warm); i++) await ingestBatch(ingesting, team, batch());
   const position = async () => (await sql<{ lsn: string }>`select pg_current_wal_insert_lsn()::text as lsn`.execute(storage.db)).rows[0]!.lsn;
   for (let round = 1; round <= Number(values.rounds); round++) {
     const before = await position();
-    for (let i = 0; i < Number(values.batches); i++) await ingestBatch(storage, contexts, team, batch());
+    for (let i = 0; i < Number(values.batches); i++) await ingestBatch(ingesting, team, batch());
     const after = await position();
     const { bytes } = (await sql<{ bytes: string }>`select pg_wal_lsn_diff(${after}::pg_lsn, ${before}::pg_lsn)::text as bytes`.execute(storage.db)).rows[0]!;
     console.log(`round ${round}: ${(Number(bytes) / (Number(values.batches) * ITEMS)).toFixed(0)} bytes of WAL an item (${before} → ${after})`);

@@ -21,12 +21,13 @@ import { rateLimiter } from './rate-limit/rate-limiter';
 import { useContractGate } from './contract/gate';
 import { ingestContexts } from './ingest/context';
 import { ingestRoutes } from './ingest/routes';
+import { ingestion } from './ingest/service';
 import { apiKeyAsBearer } from './ofrep/credential';
 import { OFREP_STREAMS, ofrepEventStreamRoutes } from './ofrep/event-stream';
 import { ofrepRoutes } from './ofrep/routes';
 import { participantRoutes } from './participants/routes';
 import { resultRoutes } from './results/routes';
-import { cachesFromEnv, configStreamsFromEnv, ofrepStreamsFromEnv, rateLimitFromEnv, trustProxyFromEnv, type CacheSettings, type RateLimitSettings, type TrustProxy } from './settings';
+import { cachesFromEnv, configStreamsFromEnv, ingestKeyWindowFromEnv, ofrepStreamsFromEnv, rateLimitFromEnv, trustProxyFromEnv, type CacheSettings, type RateLimitSettings, type TrustProxy } from './settings';
 import type { Storage } from './storage/database';
 import { loadTeam } from './teams/middleware';
 import { teamRoutes, userRoutes } from './teams/routes';
@@ -48,6 +49,8 @@ export interface AppOptions {
   ofrepStreams?: ConfigStreams;
   /** The bounds of the process's caches; CACHE_* from the environment when not given. */
   caches?: CacheSettings;
+  /** How long an ingest's idempotency key is kept (the key sweep's window, main.ts); INGEST_KEY_WINDOW_* from the environment when not given. */
+  ingestKeyWindowMs?: number;
 }
 
 /**
@@ -55,7 +58,7 @@ export interface AppOptions {
  * preflights answered there; then, for /api, the rate limit counts the request before anything
  * does work on it — the contract's routing (404/405), authentication, body parsing, validation.
  */
-export function createApp({ storage, logger, validateResponses, validateRequests = process.env.VALIDATE_REQUESTS !== 'false', rateLimit = rateLimitFromEnv(), trustProxy = trustProxyFromEnv(), configStreams = new ConfigStreams(configStreamsFromEnv()), ofrepStreams = new ConfigStreams(ofrepStreamsFromEnv(), OFREP_STREAMS), caches = cachesFromEnv() }: AppOptions): Express {
+export function createApp({ storage, logger, validateResponses, validateRequests = process.env.VALIDATE_REQUESTS !== 'false', rateLimit = rateLimitFromEnv(), trustProxy = trustProxyFromEnv(), configStreams = new ConfigStreams(configStreamsFromEnv()), ofrepStreams = new ConfigStreams(ofrepStreamsFromEnv(), OFREP_STREAMS), caches = cachesFromEnv(), ingestKeyWindowMs = ingestKeyWindowFromEnv() }: AppOptions): Express {
   const contract = loadContract();
   const app = express();
   app.set('case sensitive routing', true);
@@ -75,12 +78,12 @@ export function createApp({ storage, logger, validateResponses, validateRequests
 
   // One of each per process: a config is built once per version, an unknown key looked up once.
   const configs = teamConfigs(caches.teams);
-  const contexts = ingestContexts(caches);
+  const ingesting = ingestion(storage, ingestContexts(caches), ingestKeyWindowMs);
   const api = express.Router({ caseSensitive: true });
   api.use(healthRoutes(storage));
   api.use(userRoutes(storage));
   api.use('/teams/:team/config', configRoutes(storage, { identify, streams: configStreams, configs }));
-  api.use('/teams/:team/ofrep/v1/evaluate', ofrepRoutes(storage, { configs, contexts }));
+  api.use('/teams/:team/ofrep/v1/evaluate', ofrepRoutes(storage, { configs, ingestion: ingesting }));
   api.use('/teams/:team/ofrep/v1/event-stream', ofrepEventStreamRoutes(storage, { identify, streams: ofrepStreams }));
   api.use('/teams/:team', loadTeam(storage.db));
   api.use('/teams/:team', teamRoutes(storage));
@@ -91,8 +94,8 @@ export function createApp({ storage, logger, validateResponses, validateRequests
   api.use('/teams/:team/experiments', experimentRoutes(storage));
   api.use('/teams/:team/features', featureRoutes(storage));
   api.use('/teams/:team/participants', participantRoutes(storage));
-  api.use('/teams/:team/ingest', ingestRoutes(storage, contexts));
-  api.use('/teams/:team/evaluate', evaluateRoutes(storage, { configs, contexts }));
+  api.use('/teams/:team/ingest', ingestRoutes(ingesting));
+  api.use('/teams/:team/evaluate', evaluateRoutes(storage, { configs, ingestion: ingesting }));
   app.use('/api', api);
 
   app.use((req) => {

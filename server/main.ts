@@ -50,7 +50,7 @@ const storage = await openStorage(settings);
 if (storage.autovacuum === false) logger.warn('PostgreSQL runs without autovacuum: nothing analyzes the tables, and ingest slows as they grow; turn it on');
 const configStreams = new ConfigStreams(settings.configStreams);
 const ofrepStreams = new ConfigStreams(settings.ofrepStreams, OFREP_STREAMS);
-const app = createApp({ storage, logger, validateResponses: settings.validateResponses, configStreams, ofrepStreams, caches: settings.caches });
+const app = createApp({ storage, logger, validateResponses: settings.validateResponses, configStreams, ofrepStreams, caches: settings.caches, ingestKeyWindowMs: settings.ingestKeyWindowMs });
 const stopSweeping = sweepIngestKeys(storage, settings.ingestKeyWindowMs, logger);
 const stopSweepingAuditLog = sweepAuditLogEvery(storage.db, settings.auditLogRetentionDays, logger);
 

@@ -1,6 +1,7 @@
 import { sql } from 'kysely';
 import { ingestContexts } from '../../server/ingest/context';
-import { ingest } from '../../server/ingest/service';
+import { ingest, ingestion } from '../../server/ingest/service';
+import { ingestKeyWindowFromEnv } from '../../server/settings';
 import { openStorage, type Storage } from '../../server/storage/database';
 import type { TeamRow } from '../../server/teams/store';
 import type { Environment } from '../lib/environment';
@@ -94,12 +95,12 @@ async function seed(storage: Storage, team: TeamRow, participants: number, from:
   let next = from;
   let lastReport = performance.now();
   let reportedAt = from;
-  const contexts = ingestContexts();
+  const ingesting = ingestion(storage, ingestContexts(), ingestKeyWindowFromEnv());
   const worker = async () => {
     while (next < to) {
       const i = next++;
       // Mostly the goal event of two experiments, now and then the third's.
-      await ingest(storage, contexts, team, { participant: `seed-${i % participants}`, event: i % 4 === 3 ? 'signup' : 'purchase' });
+      await ingest(ingesting, team, { participant: `seed-${i % participants}`, event: i % 4 === 3 ? 'signup' : 'purchase' });
       const now = performance.now();
       if (now - lastReport > 5000) {
         const rate = (next - reportedAt) / ((now - lastReport) / 1000);

@@ -1,19 +1,17 @@
 import { Router } from 'express';
-import type { Storage } from '../storage/database';
 import { teamOf } from '../teams/middleware';
-import type { IngestContexts } from './context';
 import type { components } from '../../generated/api';
-import { ingest, ingestBatch } from './service';
+import { ingest, ingestBatch, type Ingestion } from './service';
 
 type IngestBatchRequest = components['schemas']['IngestBatchRequest'];
 
-export function ingestRoutes(storage: Storage, contexts: IngestContexts): Router {
+export function ingestRoutes(ingestion: Ingestion): Router {
   const router = Router({ mergeParams: true, caseSensitive: true });
   router.post('/', async (req, res) => {
-    res.json({ data: await ingest(storage, contexts, teamOf(res), req.body) });
+    res.json({ data: await ingest(ingestion, teamOf(res), req.body) });
   });
   router.post('/batch', async (req, res) => {
-    res.json({ data: await ingestBatch(storage, contexts, teamOf(res), (req.body as IngestBatchRequest).items) });
+    res.json({ data: await ingestBatch(ingestion, teamOf(res), (req.body as IngestBatchRequest).items) });
   });
   return router;
 }

@@ -2,7 +2,6 @@ import type { components } from '../../generated/api';
 import { toMicros, VALUE_DECIMALS } from '../domain/metric';
 import { BadRequest, HttpError, ServiceUnavailable } from '../http/errors';
 import { problemBody } from '../http/problem';
-import { ingestKeyWindowFromEnv } from '../settings';
 import type { Storage } from '../storage/database';
 import { isStorageUnavailable } from '../storage/unavailable';
 import type { TeamRow } from '../teams/store';
@@ -18,13 +17,20 @@ type IngestBatchItem = components['schemas']['IngestBatchItem'];
  * Joins the flush of concurrent ingests (flush.ts): on 404, 409 or 402 nothing at all is
  * stored of this ingest, and a 200 is sent only once the flush's commit is durable.
  */
-export async function ingest(storage: Storage, contexts: IngestContexts, team: TeamRow, input: IngestRequest): Promise<IngestOutcome> {
+export async function ingest(ingestion: Ingestion, team: TeamRow, input: IngestRequest): Promise<IngestOutcome> {
   checkValue(input, '/body/value');
-  return ingestChecked(storage, contexts, team, input);
+  return ingestion.enqueue({ team, contexts: ingestion.contexts, input });
 }
 
-function ingestChecked(storage: Storage, contexts: IngestContexts, team: TeamRow, input: IngestRequest): Promise<IngestOutcome> {
-  return flusherOf(storage)({ team, contexts, input });
+/** What ingests go through: the teams' ingest contexts and the one flusher of the storage, built once where the app is composed. */
+export interface Ingestion {
+  contexts: IngestContexts;
+  enqueue: ReturnType<typeof ingestFlusher>;
+}
+
+/** The ingestion of a storage: its flushes take turns; an idempotency key is kept `keyWindowMs`, as the key sweep keeps it (main.ts). */
+export function ingestion(storage: Storage, contexts: IngestContexts, keyWindowMs: number): Ingestion {
+  return { contexts, enqueue: ingestFlusher(storage.db, ledgerOf(storage.engine), keyWindowMs) };
 }
 
 /**
@@ -33,9 +39,9 @@ function ingestChecked(storage: Storage, contexts: IngestContexts, team: TeamRow
  * single ingest would answer 402, 404 or 409 — or that storage failed under (503) — gets that
  * problem in its place; every other item is stored.
  */
-export async function ingestBatch(storage: Storage, contexts: IngestContexts, team: TeamRow, items: IngestRequest[]): Promise<IngestBatchItem[]> {
+export async function ingestBatch(ingestion: Ingestion, team: TeamRow, items: IngestRequest[]): Promise<IngestBatchItem[]> {
   items.forEach((item, i) => checkValue(item, `/body/items/${i}/value`));
-  const outcomes = await Promise.allSettled(items.map((item) => ingestChecked(storage, contexts, team, item)));
+  const outcomes = await Promise.allSettled(items.map((item) => ingestion.enqueue({ team, contexts: ingestion.contexts, input: item })));
   return outcomes.map((outcome): IngestBatchItem => {
     if (outcome.status === 'fulfilled') return { status: 200, data: outcome.value };
     const problem = itemProblem(outcome.reason);
@@ -54,13 +60,5 @@ function checkValue(input: IngestRequest, path: string): void {
 function itemProblem(error: unknown): HttpError | undefined {
   if (error instanceof HttpError && [402, 404, 409].includes(error.status)) return error;
   return isStorageUnavailable(error) ? new ServiceUnavailable('Storage failed under this item; it was not stored. Send it again.') : undefined;
-}
-
-// One flusher per storage: its flushes take turns. Its key window is read from the environment once, as the key sweep's is (main.ts).
-const flushers = new WeakMap<Storage, ReturnType<typeof ingestFlusher>>();
-function flusherOf(storage: Storage): ReturnType<typeof ingestFlusher> {
-  let flusher = flushers.get(storage);
-  if (!flusher) flushers.set(storage, (flusher = ingestFlusher(storage.db, ledgerOf(storage.engine), ingestKeyWindowFromEnv())));
-  return flusher;
 }
 

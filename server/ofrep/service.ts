@@ -1,8 +1,7 @@
 import type { components } from '../../generated/api';
 import { currentConfig, type TeamConfigs } from '../config/service';
 import { HttpError } from '../http/errors';
-import type { IngestContexts } from '../ingest/context';
-import { ingest } from '../ingest/service';
+import { ingest, type Ingestion } from '../ingest/service';
 import type { Storage } from '../storage/database';
 import type { TeamRow } from '../teams/store';
 import { decideOfrep, subjectOf, type OfrepSubject } from './decide';
@@ -14,7 +13,7 @@ type OfrepBulkEvaluation = components['schemas']['OfrepBulkEvaluation'];
 
 export interface OfrepCaches {
   configs: TeamConfigs;
-  contexts: IngestContexts;
+  ingestion: Ingestion;
 }
 
 /**
@@ -32,7 +31,7 @@ export async function evaluateOne(storage: Storage, caches: OfrepCaches, team: T
   if ('errorCode' in first.answer) throw new OfrepError(400, first.answer.errorCode, first.answer.errorDetails ?? '');
   const exposures = first.decision?.exposures ?? [];
   if (exposures.length === 0) return first.answer;
-  const stored = await enrol(storage, caches.contexts, team, subject, exposures.map((exposure) => exposure.experiment));
+  const stored = await enrol(caches.ingestion, team, subject, exposures.map((exposure) => exposure.experiment));
   const answer = stored ? decideOfrep(config, flag, subject, now, stored).answer : first.answer;
   return answer as OfrepEvaluation;
 }
@@ -50,13 +49,13 @@ export async function evaluateAll(storage: Storage, configs: TeamConfigs, team: 
  * and answers its stored variants by experiment — or undefined when an enrolment is refused
  * (quota used up, the experiment stopped meanwhile): the flag is then answered by hash.
  */
-async function enrol(storage: Storage, contexts: IngestContexts, team: TeamRow, subject: OfrepSubject, experiments: string[]): Promise<Map<string, string> | undefined> {
+async function enrol(ingestion: Ingestion, team: TeamRow, subject: OfrepSubject, experiments: string[]): Promise<Map<string, string> | undefined> {
   const key = subject.participant!;
   const participant = Object.keys(subject.attributes).length > 0 ? { key, attributes: subject.attributes } : key;
   const stored = new Map<string, string>();
   try {
     for (const experiment of experiments) {
-      const outcome = await ingest(storage, contexts, team, { participant, experiment });
+      const outcome = await ingest(ingestion, team, { participant, experiment });
       for (const assignment of outcome.assignments) stored.set(assignment.experiment, assignment.variant);
     }
   } catch (error) {

@@ -8,7 +8,8 @@
 import { describe, expect, it } from 'vitest';
 import { ADMIN_CLI } from '../../server/audit/service';
 import { ingestContexts } from '../../server/ingest/context';
-import { ingest } from '../../server/ingest/service';
+import { ingest, ingestion } from '../../server/ingest/service';
+import { ingestKeyWindowFromEnv } from '../../server/settings';
 import { unenrol } from '../../server/participants/service';
 import { findTeam } from '../../server/teams/store';
 import { engines, useServer } from '../support/engines';
@@ -24,17 +25,17 @@ describe.each(engines)('unenrol racing ingest on %s', (engine) => {
     await createExperiment(team, 'exp', { event: 'goal' });
     const { storage } = server();
     const row = (await findTeam(storage.db, team.id))!;
-    const contexts = ingestContexts();
+    const ingesting = ingestion(storage, ingestContexts(), ingestKeyWindowFromEnv());
 
     let unenrolled = 0;
     let enrolledAgain = 0;
     for (let round = 0; round < ROUNDS; round++) {
       const participant = `racer-${round}`;
       const [, removed] = await Promise.all([
-        ingest(storage, contexts, row, { participant }),
+        ingest(ingesting, row, { participant }),
         // PostgreSQL: its turn may come before the ingests' flush, when there is no one to unenrol (404).
         unenrol(storage, row, participant, 'exp', ADMIN_CLI).catch((error: unknown) => error),
-        ingest(storage, contexts, row, { participant }),
+        ingest(ingesting, row, { participant }),
       ]);
       if (removed instanceof Error) continue;
       unenrolled++;

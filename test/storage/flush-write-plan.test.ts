@@ -1,7 +1,8 @@
 import { Kysely, PostgresDialect, sql } from 'kysely';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ingestContexts } from '../../server/ingest/context';
-import { ingestBatch } from '../../server/ingest/service';
+import { ingestBatch, ingestion } from '../../server/ingest/service';
+import { ingestKeyWindowFromEnv } from '../../server/settings';
 import { preparingStatements } from '../../server/storage/postgres-statements';
 import type { Database } from '../../server/storage/schema';
 import { findTeam } from '../../server/teams/store';
@@ -36,13 +37,13 @@ describe.runIf(engines.includes('postgres'))('the write of an ingest flush on po
     cleanups.push(() => db.destroy());
     const explained = { ...storage, db };
     const team = (await findTeam(storage.db, teamId))!;
-    const contexts = ingestContexts();
+    const ingesting = ingestion(explained, ingestContexts(), ingestKeyWindowFromEnv());
     const items = (prefix: string, count: number) => Array.from({ length: count }, (_, i) => ({ participant: `${prefix}-${i}`, event: 'purchase' }));
-    await ingestBatch(explained, contexts, team, items('warm', 2));
+    await ingestBatch(ingesting, team, items('warm', 2));
     plans.length = 0;
 
     // Act
-    const answered = await ingestBatch(explained, contexts, team, items('new', 40));
+    const answered = await ingestBatch(ingesting, team, items('new', 40));
 
     // Assert
     expect(answered.every((item) => item.status === 200)).toBe(true);
