@@ -184,6 +184,134 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/teams/{team}/webhooks": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List webhook endpoints
+         * @description The team's webhook endpoints, oldest first, without their secrets. Needs the `admin` role: an endpoint receives every change it asks for, before and after.
+         *
+         *     Role: `admin`, with a token that is not read-only (otherwise 403).
+         */
+        get: operations["webhooks_list"];
+        put?: never;
+        /**
+         * Create webhook endpoint
+         * @description Adds an endpoint that receives, signed, every change of the kinds in `event_types` made from then on (see WebhookEndpoint for the delivery rules). The answer is the only one that shows the endpoint's signing `secret`. 400 naming `/body/url` when the URL is refused (see WebhookUrl); 409 when the key is taken, and `limit-reached` when the team already has 20 endpoints. Creating it is itself a change: an audit entry `webhook` / `created` (without the secret) is written, and delivered to the endpoints that want `webhook.created`. Needs the `admin` role: an endpoint receives every change it asks for, before and after.
+         *
+         *     Role: `admin`, with a token that is not read-only (otherwise 403).
+         */
+        post: operations["webhooks_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/teams/{team}/webhooks/{webhook}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * One webhook endpoint
+         * @description One webhook endpoint of the team, without its secret. Needs the `admin` role: an endpoint receives every change it asks for, before and after.
+         *
+         *     Role: `admin`, with a token that is not read-only (otherwise 403).
+         */
+        get: operations["webhooks_get"];
+        /**
+         * Update webhook endpoint
+         * @description Changes the given fields: the URL (checked as at creation), the event types (changes committed from then on are matched against the new ones; deliveries already queued stay), `enabled` (disabling stops queueing and holds the queue; enabling resumes it and clears `disabled_reason`) and the description. Written to the audit log as `webhook` / `updated` with the fields that changed. Needs the `admin` role: an endpoint receives every change it asks for, before and after.
+         *
+         *     Role: `admin`, with a token that is not read-only (otherwise 403).
+         */
+        put: operations["webhooks_update"];
+        post?: never;
+        /**
+         * Delete webhook endpoint
+         * @description Deletes the endpoint and its queued and past deliveries (a delivery in flight finishes, but is not retried); answers with it. Written to the audit log as `webhook` / `deleted`. Needs the `admin` role: an endpoint receives every change it asks for, before and after.
+         *
+         *     Role: `admin`, with a token that is not read-only (otherwise 403).
+         */
+        delete: operations["webhooks_delete"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/teams/{team}/webhooks/{webhook}/rotate-secret": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Rotate webhook secret
+         * @description Issues the endpoint a new signing secret and answers it — the only answer that shows it. The old secret stops at once: every attempt from then on, retries of queued deliveries included, is signed with the new one. Written to the audit log as `webhook` / `issued` (never the secret). Needs the `admin` role: an endpoint receives every change it asks for, before and after.
+         *
+         *     Role: `admin`, with a token that is not read-only (otherwise 403).
+         */
+        post: operations["webhooks_rotate_secret"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/teams/{team}/webhooks/{webhook}/deliveries": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List deliveries
+         * @description The endpoint's recent deliveries, newest first: for each, its status, attempts, the last attempt's answer or error, and when the next attempt is due. Needs the `admin` role: an endpoint receives every change it asks for, before and after.
+         *
+         *     Role: `admin`, with a token that is not read-only (otherwise 403).
+         */
+        get: operations["webhooks_deliveries_list"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/teams/{team}/webhooks/{webhook}/deliveries/{delivery}/redeliver": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Redeliver
+         * @description Queues the delivery's message again, whatever its status, as a new delivery at the end of the endpoint's queue: the same body and `webhook-id` (so a receiver that already has it drops it), a new timestamp and signature, attempts from zero. Answers the new delivery. Needs the `admin` role: an endpoint receives every change it asks for, before and after.
+         *
+         *     Role: `admin`, with a token that is not read-only (otherwise 403).
+         */
+        post: operations["webhooks_deliveries_redeliver"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/teams/{team}/events": {
         parameters: {
             query?: never;
@@ -1518,7 +1646,7 @@ export interface components {
          * @example flag
          * @enum {string}
          */
-        AuditResourceType: "team" | "member" | "api-token" | "ingest-key" | "event" | "experiment" | "variant" | "flag" | "participant" | "enrolment";
+        AuditResourceType: "team" | "member" | "api-token" | "ingest-key" | "event" | "experiment" | "variant" | "flag" | "participant" | "enrolment" | "webhook";
         /** @description Who made a change. `type` is `user` for a change made through the API with a user's API token (`user_id` and `email` name the user; the token itself is never recorded), `admin-cli` for a change made by an operator with the admin CLI, and `service` for a change the service made by itself (`reason` says why). Fields that do not apply to the type are null. */
         AuditActor: {
             /**
@@ -1549,7 +1677,7 @@ export interface components {
         /**
          * @description One change to a team's resources, written in the same transaction as the change: a change is never stored without its entry, nor an entry without its change. Entries are never updated.
          *
-         *     `resource_type` and `resource_key` name what changed: `event`, `experiment`, `flag` (a feature) and `participant` by their key; `variant` as `<experiment>/<variant>`; `enrolment` (a participant withdrawn from an experiment) as `<participant>/<experiment>`; `member` by the user's e-mail; `api-token` by its user's e-mail (written to every team the user is a member of; never the token); `ingest-key` and `team` by the team's id.
+         *     `resource_type` and `resource_key` name what changed: `event`, `experiment`, `flag` (a feature) and `participant` by their key; `variant` as `<experiment>/<variant>`; `enrolment` (a participant withdrawn from an experiment) as `<participant>/<experiment>`; `member` by the user's e-mail; `api-token` by its user's e-mail (written to every team the user is a member of; never the token); `ingest-key` and `team` by the team's id; `webhook` (an endpoint) by its key (`issued` when its secret is rotated; never the secret).
          *
          *     `action` is `created`, `updated` or `deleted`; `started` and `stopped` for an experiment; `issued` and `revoked` for a credential. `before` and `after` are the resource as the API answers it (for a credential, a description of it without its secret): `before` is null for `created` and `issued`, `after` is null for `deleted`; for `updated`, both hold only the fields whose value changed (`updated_at` left out), `before` their old values and `after` their new ones. Ingest writes no entry, nor does a participant or enrolment it creates.
          */
@@ -1593,6 +1721,130 @@ export interface components {
              * @example 6f1c1c55-3f2b-4a59-9d0e-5b0f4b0e2a11
              */
             request_id: string | null;
+        };
+        /**
+         * Format: uri
+         * @description Where deliveries are POSTed: an absolute `https` or `http` URL without user name or password. Its host must resolve only to public addresses: a URL whose host is or resolves to a loopback, private (RFC 1918, unique-local), carrier-grade NAT, link-local (cloud metadata services among them), multicast, unspecified or reserved address is refused with 400 naming `/body/url`. The check is made again before every delivery, on the address the delivery then connects to, so a name that later resolves elsewhere (DNS rebinding) is refused too. The operator's `WEBHOOK_ALLOW_PRIVATE_ADDRESSES=true` lifts the rule (for tests and receivers inside the operator's network). A host that does not resolve (yet) is accepted: its deliveries fail, and are retried, until it does.
+         * @example https://hooks.example.com/experimentation
+         */
+        WebhookUrl: string;
+        /**
+         * @description A kind of change a webhook endpoint can ask for, `<resource_type>.<action>` of the audit entry the change writes (AuditEntry's `resource_type` and `action`), or `<resource_type>.*` for every action on that kind of resource. Creating, changing and deleting webhook endpoints and issuing their secrets are themselves changes (`webhook.created`, `webhook.updated`, `webhook.deleted`, `webhook.issued`).
+         * @example flag.updated
+         * @enum {string}
+         */
+        WebhookEventType: "event.created" | "event.updated" | "event.deleted" | "event.*" | "experiment.created" | "experiment.updated" | "experiment.deleted" | "experiment.started" | "experiment.stopped" | "experiment.*" | "variant.created" | "variant.updated" | "variant.deleted" | "variant.*" | "flag.created" | "flag.updated" | "flag.deleted" | "flag.*" | "participant.created" | "participant.updated" | "participant.deleted" | "participant.*" | "enrolment.deleted" | "enrolment.*" | "member.created" | "member.updated" | "member.*" | "api-token.issued" | "api-token.revoked" | "api-token.*" | "ingest-key.issued" | "ingest-key.*" | "team.created" | "team.updated" | "team.*" | "webhook.created" | "webhook.updated" | "webhook.deleted" | "webhook.issued" | "webhook.*";
+        /**
+         * @description A receiver of the team's changes. Every change to the team's resources writes an audit entry (AuditEntry); in the same transaction, for each enabled endpoint whose `event_types` includes the entry's `<resource_type>.<action>`, a delivery of that entry is queued. A change rolled back queues nothing; a change committed is delivered at least once.
+         *
+         *     A delivery is `POST <url>` with the audit entry as its JSON body and the Standard Webhooks headers (standardwebhooks.com): `webhook-id` (the message's id, `msg_<audit entry id>`, the same on every attempt and on a redelivery, so a receiver drops duplicates by it), `webhook-timestamp` (seconds since the epoch, of this attempt) and `webhook-signature` (`v1,` and the base64 HMAC-SHA256, under the key the secret encodes, of `<webhook-id>.<webhook-timestamp>.<body>`). Any 2xx answer within 10 seconds is a success. A network error, a timeout, a 3xx (redirects are never followed), a 429 or a 5xx is retried with exponential backoff and jitter (waits of 5 s, 10 s, 20 s … at most one hour, each shortened at random by up to half) until 24 hours after the first attempt; a last failure then marks the delivery `failed` and the next one is sent. Another 4xx marks it `failed` at once. A 410 Gone disables the endpoint (`enabled` false, `disabled_reason` says why): its queued deliveries wait until it is enabled again. Deliveries of one endpoint are sent one at a time, in the order their changes committed: a delivery that is retried holds back the ones after it. At most 64 KiB of an answer is read. A slow or absent receiver never delays the API.
+         */
+        WebhookEndpoint: {
+            key: components["schemas"]["Key"];
+            url: components["schemas"]["WebhookUrl"];
+            /** @description The kinds of change delivered to the endpoint (at least one, no repeats). */
+            event_types: components["schemas"]["WebhookEventType"][];
+            /**
+             * @description Whether changes are queued for the endpoint and its queue is delivered.
+             * @example true
+             */
+            enabled: boolean;
+            description: components["schemas"]["Description"];
+            /**
+             * @description Why the service disabled the endpoint (a 410 Gone from the receiver); null while enabled or when a member disabled it.
+             * @example null
+             */
+            disabled_reason: string | null;
+            created_at: components["schemas"]["Timestamp"];
+            updated_at: components["schemas"]["Timestamp"];
+        };
+        /** @description A webhook endpoint to create; `enabled` is true and `description` null when not given. */
+        WebhookEndpointCreate: {
+            key: components["schemas"]["Key"];
+            url: components["schemas"]["WebhookUrl"];
+            event_types: components["schemas"]["WebhookEventType"][];
+            /** @description Whether changes are queued for it; true when not given. */
+            enabled?: boolean;
+            description?: components["schemas"]["Description"];
+        };
+        /**
+         * @description The endpoint's signing secret, shown only in the answer that creates it (creating the endpoint, or rotating its secret) and never again: `whsec_` and the base64 of 24 random bytes, as Standard Webhooks libraries take it. Rotating replaces it at once: deliveries from then on, retries of earlier ones included, are signed with the new secret.
+         * @example whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw
+         */
+        WebhookSecret: string;
+        /** @description A webhook endpoint (see WebhookEndpoint) with its signing secret, shown only when it is created. */
+        WebhookEndpointWithSecret: {
+            key: components["schemas"]["Key"];
+            url: components["schemas"]["WebhookUrl"];
+            /** @description The kinds of change delivered to the endpoint (at least one, no repeats). */
+            event_types: components["schemas"]["WebhookEventType"][];
+            /**
+             * @description Whether changes are queued for the endpoint and its queue is delivered.
+             * @example true
+             */
+            enabled: boolean;
+            description: components["schemas"]["Description"];
+            /**
+             * @description Why the service disabled the endpoint (a 410 Gone from the receiver); null while enabled or when a member disabled it.
+             * @example null
+             */
+            disabled_reason: string | null;
+            created_at: components["schemas"]["Timestamp"];
+            updated_at: components["schemas"]["Timestamp"];
+            secret: components["schemas"]["WebhookSecret"];
+        };
+        /** @description The fields to change; the others keep their values. Enabling an endpoint clears its `disabled_reason` and resumes its queue where it stopped. */
+        WebhookEndpointUpdate: {
+            url?: components["schemas"]["WebhookUrl"];
+            event_types?: components["schemas"]["WebhookEventType"][];
+            enabled?: boolean;
+            description?: components["schemas"]["Description"];
+        };
+        /** @description One message queued for an endpoint: the audit entry of one change. `status` is `pending` (waiting for its turn or its next attempt), `delivered` (a 2xx was received) or `failed` (retries exhausted, or a 4xx other than 410 and 429). `attempts` counts the requests sent; `last_status` and `last_error` describe the last one (`last_status` null when no answer came: a network error or a timeout). A redelivery is a new delivery of the same message (same `message_id`, which is the `webhook-id` header) at the end of the endpoint's queue, with the next number. */
+        WebhookDelivery: {
+            /**
+             * Format: int64
+             * @description The delivery's number in its endpoint's queue (1 for the endpoint's first, then 2, …), in paths as `{delivery}`; deliveries leave in this order.
+             * @example 1
+             */
+            number: number;
+            /**
+             * @description The `webhook-id` header of every attempt.
+             * @example msg_1042
+             */
+            message_id: string;
+            /**
+             * @description The change's `<resource_type>.<action>`.
+             * @example flag.updated
+             */
+            event_type: string;
+            /** @example 1042 */
+            audit_entry_id: string;
+            /**
+             * @example pending
+             * @enum {string}
+             */
+            status: "pending" | "delivered" | "failed";
+            /**
+             * Format: int32
+             * @example 2
+             */
+            attempts: number;
+            /**
+             * Format: int32
+             * @description The HTTP status of the last attempt's answer; null before the first attempt or when none came.
+             * @example 503
+             */
+            last_status: number | null;
+            /**
+             * @description What went wrong with the last attempt; null when it succeeded or none was made.
+             * @example answered 503
+             */
+            last_error: string | null;
+            last_attempt_at: components["schemas"]["NullableTimestamp"];
+            next_attempt_at: components["schemas"]["NullableTimestamp"];
+            created_at: components["schemas"]["Timestamp"];
+            delivered_at: components["schemas"]["NullableTimestamp"];
         };
         /** @description A new event. `type` defaults to `unique`, `cap` to null, `direction` to `increase`. */
         EventCreate: {
@@ -2963,6 +3215,299 @@ export interface components {
                 };
             };
         };
+        /** @description The team's webhook endpoints, oldest first (at most 20; see Limits). */
+        WebhookEndpointList: {
+            headers: {
+                "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "data": [
+                 *         {
+                 *           "key": "slack",
+                 *           "url": "https://hooks.example.com/experimentation",
+                 *           "event_types": [
+                 *             "flag.updated",
+                 *             "experiment.started",
+                 *             "experiment.stopped"
+                 *           ],
+                 *           "enabled": true,
+                 *           "description": "Announce flag flips in Slack",
+                 *           "disabled_reason": null,
+                 *           "created_at": "2026-11-21T09:30:00.000Z",
+                 *           "updated_at": "2026-11-21T09:30:00.000Z"
+                 *         }
+                 *       ]
+                 *     }
+                 */
+                "application/json": {
+                    data: components["schemas"]["WebhookEndpoint"][];
+                };
+            };
+        };
+        /** @description The webhook endpoint with its signing secret — the only answer that shows it: store it now. */
+        WebhookEndpointWithSecret: {
+            headers: {
+                "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "data": {
+                 *         "key": "slack",
+                 *         "url": "https://hooks.example.com/experimentation",
+                 *         "event_types": [
+                 *           "flag.updated",
+                 *           "experiment.started",
+                 *           "experiment.stopped"
+                 *         ],
+                 *         "enabled": true,
+                 *         "description": "Announce flag flips in Slack",
+                 *         "disabled_reason": null,
+                 *         "created_at": "2026-11-21T09:30:00.000Z",
+                 *         "updated_at": "2026-11-21T09:30:00.000Z",
+                 *         "secret": "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    data: components["schemas"]["WebhookEndpointWithSecret"];
+                };
+            };
+        };
+        /** @description The body breaks its schema, or its `url` is refused: not absolute http(s), with a user name or password, or a host that is or resolves to a loopback, private, link-local (metadata) or other non-public address (see WebhookUrl). `errors` names the field. Nothing was stored. */
+        BadWebhookCreate: {
+            headers: {
+                "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
+        /** @description The team already has a webhook endpoint with this key, or as many endpoints as a team may (20: see Limits). Nothing was stored. */
+        WebhookCreateConflict: {
+            headers: {
+                "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
+        /** @description The request body is larger than 64 KiB. */
+        PayloadTooLarge: {
+            headers: {
+                "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "type": "urn:experimentation:problem:payload-too-large",
+                 *       "title": "Content Too Large",
+                 *       "status": 413,
+                 *       "detail": "Request bodies are limited to 64 KiB."
+                 *     }
+                 */
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
+        /** @description The body is not sent as `application/json` or `application/vnd.api+json`. */
+        UnsupportedMediaType: {
+            headers: {
+                "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "type": "urn:experimentation:problem:unsupported-media-type",
+                 *       "title": "Unsupported Media Type",
+                 *       "status": 415,
+                 *       "detail": "Send the body as application/json or application/vnd.api+json."
+                 *     }
+                 */
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
+        /** @description The webhook endpoint (never its secret). */
+        WebhookEndpoint: {
+            headers: {
+                "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "data": {
+                 *         "key": "slack",
+                 *         "url": "https://hooks.example.com/experimentation",
+                 *         "event_types": [
+                 *           "flag.updated",
+                 *           "experiment.started",
+                 *           "experiment.stopped"
+                 *         ],
+                 *         "enabled": true,
+                 *         "description": "Announce flag flips in Slack",
+                 *         "disabled_reason": null,
+                 *         "created_at": "2026-11-21T09:30:00.000Z",
+                 *         "updated_at": "2026-11-21T09:30:00.000Z"
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    data: components["schemas"]["WebhookEndpoint"];
+                };
+            };
+        };
+        /** @description The team or the webhook endpoint is not there — or belongs to a team the credential does not reach, which the caller cannot tell apart. Nothing was done. */
+        WebhookNotFound: {
+            headers: {
+                "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "type": "urn:experimentation:problem:not-found",
+                 *       "title": "Not Found",
+                 *       "status": 404,
+                 *       "detail": "No webhook endpoint 'slack' in team 1."
+                 *     }
+                 */
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
+        /** @description The body breaks its schema, or the new `url` is refused: not absolute http(s), with a user name or password, or a host that is or resolves to a loopback, private, link-local (metadata) or other non-public address (see WebhookUrl). `errors` names the field. Nothing was stored. */
+        BadWebhookUpdate: {
+            headers: {
+                "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
+        /** @description The endpoint's deliveries, newest first: at most `limit` of them (1–100, 50 unless given). Deliveries are kept 30 days after they were queued. */
+        WebhookDeliveryList: {
+            headers: {
+                "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "data": [
+                 *         {
+                 *           "number": 1,
+                 *           "message_id": "msg_1042",
+                 *           "event_type": "flag.updated",
+                 *           "audit_entry_id": "1042",
+                 *           "status": "pending",
+                 *           "attempts": 2,
+                 *           "last_status": 503,
+                 *           "last_error": "answered 503",
+                 *           "last_attempt_at": "2026-11-21T09:30:15.000Z",
+                 *           "next_attempt_at": "2026-11-21T09:30:35.000Z",
+                 *           "created_at": "2026-11-21T09:30:00.000Z",
+                 *           "delivered_at": null
+                 *         }
+                 *       ]
+                 *     }
+                 */
+                "application/json": {
+                    data: components["schemas"]["WebhookDelivery"][];
+                };
+            };
+        };
+        /** @description The delivery queued by hand, at the end of the endpoint's queue. */
+        WebhookDelivery: {
+            headers: {
+                "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "data": {
+                 *         "number": 2,
+                 *         "message_id": "msg_1042",
+                 *         "event_type": "flag.updated",
+                 *         "audit_entry_id": "1042",
+                 *         "status": "pending",
+                 *         "attempts": 0,
+                 *         "last_status": null,
+                 *         "last_error": null,
+                 *         "last_attempt_at": null,
+                 *         "next_attempt_at": "2026-11-21T09:30:35.000Z",
+                 *         "created_at": "2026-11-21T09:30:00.000Z",
+                 *         "delivered_at": null
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    data: components["schemas"]["WebhookDelivery"];
+                };
+            };
+        };
+        /** @description The team, the webhook endpoint or the delivery (of that endpoint) is not there. Nothing was done. */
+        DeliveryNotFound: {
+            headers: {
+                "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "type": "urn:experimentation:problem:not-found",
+                 *       "title": "Not Found",
+                 *       "status": 404,
+                 *       "detail": "No delivery 1 of webhook endpoint 'slack' in team 1."
+                 *     }
+                 */
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
         /** @description One page of the team's events, by key. */
         EventList: {
             headers: {
@@ -3058,48 +3603,6 @@ export interface components {
                 [name: string]: unknown;
             };
             content: {
-                "application/problem+json": components["schemas"]["Problem"];
-            };
-        };
-        /** @description The request body is larger than 64 KiB. */
-        PayloadTooLarge: {
-            headers: {
-                "RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                "RateLimit-Reset": components["headers"]["RateLimitReset"];
-                "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
-                [name: string]: unknown;
-            };
-            content: {
-                /**
-                 * @example {
-                 *       "type": "urn:experimentation:problem:payload-too-large",
-                 *       "title": "Content Too Large",
-                 *       "status": 413,
-                 *       "detail": "Request bodies are limited to 64 KiB."
-                 *     }
-                 */
-                "application/problem+json": components["schemas"]["Problem"];
-            };
-        };
-        /** @description The body is not sent as `application/json` or `application/vnd.api+json`. */
-        UnsupportedMediaType: {
-            headers: {
-                "RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                "RateLimit-Reset": components["headers"]["RateLimitReset"];
-                "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
-                [name: string]: unknown;
-            };
-            content: {
-                /**
-                 * @example {
-                 *       "type": "urn:experimentation:problem:unsupported-media-type",
-                 *       "title": "Unsupported Media Type",
-                 *       "status": 415,
-                 *       "detail": "Send the body as application/json or application/vnd.api+json."
-                 *     }
-                 */
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
@@ -4773,6 +5276,16 @@ export interface components {
          */
         LastEventId: string;
         /**
+         * @description The webhook endpoint's key (case-sensitive).
+         * @example slack
+         */
+        WebhookParameter: components["schemas"]["Key"];
+        /**
+         * @description The delivery's number in its endpoint's queue (its `number`), in decimal digits.
+         * @example 1
+         */
+        DeliveryParameter: string;
+        /**
          * @description Accepted for clients that send `include` on every list and get, but nothing is embedded in this resource: only an empty `include=` is accepted (it means "nothing"); any value is a 400 naming `/query/include`. Related resources are read through their own operations.
          * @example []
          */
@@ -4854,6 +5367,54 @@ export interface components {
         OfrepStreamToken: string;
     };
     requestBodies: {
+        /** @description The webhook endpoint to create. */
+        WebhookCreatePayload: {
+            content: {
+                /**
+                 * @example {
+                 *       "key": "slack",
+                 *       "url": "https://hooks.example.com/experimentation",
+                 *       "event_types": [
+                 *         "flag.updated",
+                 *         "experiment.started",
+                 *         "experiment.stopped"
+                 *       ],
+                 *       "description": "Announce flag flips in Slack"
+                 *     }
+                 */
+                "application/json": components["schemas"]["WebhookEndpointCreate"];
+                /**
+                 * @example {
+                 *       "key": "slack",
+                 *       "url": "https://hooks.example.com/experimentation",
+                 *       "event_types": [
+                 *         "flag.updated",
+                 *         "experiment.started",
+                 *         "experiment.stopped"
+                 *       ],
+                 *       "description": "Announce flag flips in Slack"
+                 *     }
+                 */
+                "application/vnd.api+json": components["schemas"]["WebhookEndpointCreate"];
+            };
+        };
+        /** @description The webhook endpoint fields to change. */
+        WebhookUpdatePayload: {
+            content: {
+                /**
+                 * @example {
+                 *       "enabled": false
+                 *     }
+                 */
+                "application/json": components["schemas"]["WebhookEndpointUpdate"];
+                /**
+                 * @example {
+                 *       "enabled": false
+                 *     }
+                 */
+                "application/vnd.api+json": components["schemas"]["WebhookEndpointUpdate"];
+            };
+        };
         /** @description The event to create. */
         EventCreatePayload: {
             content: {
@@ -5483,6 +6044,252 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["TeamNotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    webhooks_list: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The team's integer id; a non-integer is 400 and an unknown id 404. A team the credential does not reach answers as an unknown one (404) on every operation but the team config, which answers a valid credential of another team 403.
+                 * @example 1
+                 */
+                team: components["parameters"]["TeamParameter"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["WebhookEndpointList"];
+            400: components["responses"]["BadTeam"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["TeamNotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    webhooks_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The team's integer id; a non-integer is 400 and an unknown id 404. A team the credential does not reach answers as an unknown one (404) on every operation but the team config, which answers a valid credential of another team 403.
+                 * @example 1
+                 */
+                team: components["parameters"]["TeamParameter"];
+            };
+            cookie?: never;
+        };
+        requestBody: components["requestBodies"]["WebhookCreatePayload"];
+        responses: {
+            200: components["responses"]["WebhookEndpointWithSecret"];
+            400: components["responses"]["BadWebhookCreate"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["TeamNotFound"];
+            409: components["responses"]["WebhookCreateConflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    webhooks_get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The team's integer id; a non-integer is 400 and an unknown id 404. A team the credential does not reach answers as an unknown one (404) on every operation but the team config, which answers a valid credential of another team 403.
+                 * @example 1
+                 */
+                team: components["parameters"]["TeamParameter"];
+                /**
+                 * @description The webhook endpoint's key (case-sensitive).
+                 * @example slack
+                 */
+                webhook: components["parameters"]["WebhookParameter"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["WebhookEndpoint"];
+            400: components["responses"]["BadTeam"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["WebhookNotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    webhooks_update: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The team's integer id; a non-integer is 400 and an unknown id 404. A team the credential does not reach answers as an unknown one (404) on every operation but the team config, which answers a valid credential of another team 403.
+                 * @example 1
+                 */
+                team: components["parameters"]["TeamParameter"];
+                /**
+                 * @description The webhook endpoint's key (case-sensitive).
+                 * @example slack
+                 */
+                webhook: components["parameters"]["WebhookParameter"];
+            };
+            cookie?: never;
+        };
+        requestBody: components["requestBodies"]["WebhookUpdatePayload"];
+        responses: {
+            200: components["responses"]["WebhookEndpoint"];
+            400: components["responses"]["BadWebhookUpdate"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["WebhookNotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    webhooks_delete: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The team's integer id; a non-integer is 400 and an unknown id 404. A team the credential does not reach answers as an unknown one (404) on every operation but the team config, which answers a valid credential of another team 403.
+                 * @example 1
+                 */
+                team: components["parameters"]["TeamParameter"];
+                /**
+                 * @description The webhook endpoint's key (case-sensitive).
+                 * @example slack
+                 */
+                webhook: components["parameters"]["WebhookParameter"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["WebhookEndpoint"];
+            400: components["responses"]["BadTeam"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["WebhookNotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    webhooks_rotate_secret: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The team's integer id; a non-integer is 400 and an unknown id 404. A team the credential does not reach answers as an unknown one (404) on every operation but the team config, which answers a valid credential of another team 403.
+                 * @example 1
+                 */
+                team: components["parameters"]["TeamParameter"];
+                /**
+                 * @description The webhook endpoint's key (case-sensitive).
+                 * @example slack
+                 */
+                webhook: components["parameters"]["WebhookParameter"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["WebhookEndpointWithSecret"];
+            400: components["responses"]["BadTeam"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["WebhookNotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    webhooks_deliveries_list: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Deliveries to answer, 1–100.
+                 * @example 50
+                 */
+                limit?: number;
+            };
+            header?: never;
+            path: {
+                /**
+                 * @description The team's integer id; a non-integer is 400 and an unknown id 404. A team the credential does not reach answers as an unknown one (404) on every operation but the team config, which answers a valid credential of another team 403.
+                 * @example 1
+                 */
+                team: components["parameters"]["TeamParameter"];
+                /**
+                 * @description The webhook endpoint's key (case-sensitive).
+                 * @example slack
+                 */
+                webhook: components["parameters"]["WebhookParameter"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["WebhookDeliveryList"];
+            400: components["responses"]["BadQueryParameter"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["WebhookNotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    webhooks_deliveries_redeliver: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The team's integer id; a non-integer is 400 and an unknown id 404. A team the credential does not reach answers as an unknown one (404) on every operation but the team config, which answers a valid credential of another team 403.
+                 * @example 1
+                 */
+                team: components["parameters"]["TeamParameter"];
+                /**
+                 * @description The webhook endpoint's key (case-sensitive).
+                 * @example slack
+                 */
+                webhook: components["parameters"]["WebhookParameter"];
+                /**
+                 * @description The delivery's number in its endpoint's queue (its `number`), in decimal digits.
+                 * @example 1
+                 */
+                delivery: components["parameters"]["DeliveryParameter"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["WebhookDelivery"];
+            400: components["responses"]["BadTeam"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["DeliveryNotFound"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
             503: components["responses"]["ServiceUnavailable"];

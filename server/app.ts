@@ -27,11 +27,12 @@ import { OFREP_STREAMS, ofrepEventStreamRoutes } from './ofrep/event-stream';
 import { ofrepRoutes } from './ofrep/routes';
 import { participantRoutes } from './participants/routes';
 import { resultRoutes } from './results/routes';
-import { cachesFromEnv, configStreamsFromEnv, ingestKeyWindowFromEnv, ofrepStreamsFromEnv, rateLimitFromEnv, trustProxyFromEnv, type CacheSettings, type RateLimitSettings, type TrustProxy } from './settings';
+import { cachesFromEnv, configStreamsFromEnv, ingestKeyWindowFromEnv, ofrepStreamsFromEnv, rateLimitFromEnv, trustProxyFromEnv, webhooksFromEnv, type CacheSettings, type RateLimitSettings, type TrustProxy, type WebhookSettings } from './settings';
 import type { Storage } from './storage/database';
 import { loadTeam } from './teams/middleware';
 import { teamRoutes, userRoutes } from './teams/routes';
 import { variantRoutes } from './variants/routes';
+import { webhookRoutes } from './webhooks/routes';
 
 export interface AppOptions {
   storage: Storage;
@@ -51,6 +52,8 @@ export interface AppOptions {
   caches?: CacheSettings;
   /** How long an ingest's idempotency key is kept (the key sweep's window, main.ts); INGEST_KEY_WINDOW_* from the environment when not given. */
   ingestKeyWindowMs?: number;
+  /** Which webhook URLs are taken (WEBHOOK_ALLOW_PRIVATE_ADDRESSES); WEBHOOK_* from the environment when not given. */
+  webhooks?: Pick<WebhookSettings, 'allowPrivateAddresses'>;
 }
 
 /**
@@ -58,7 +61,7 @@ export interface AppOptions {
  * preflights answered there; then, for /api, the rate limit counts the request before anything
  * does work on it — the contract's routing (404/405), authentication, body parsing, validation.
  */
-export function createApp({ storage, logger, validateResponses, validateRequests = process.env.VALIDATE_REQUESTS !== 'false', rateLimit = rateLimitFromEnv(), trustProxy = trustProxyFromEnv(), configStreams = new ConfigStreams(configStreamsFromEnv()), ofrepStreams = new ConfigStreams(ofrepStreamsFromEnv(), OFREP_STREAMS), caches = cachesFromEnv(), ingestKeyWindowMs = ingestKeyWindowFromEnv() }: AppOptions): Express {
+export function createApp({ storage, logger, validateResponses, validateRequests = process.env.VALIDATE_REQUESTS !== 'false', rateLimit = rateLimitFromEnv(), trustProxy = trustProxyFromEnv(), configStreams = new ConfigStreams(configStreamsFromEnv()), ofrepStreams = new ConfigStreams(ofrepStreamsFromEnv(), OFREP_STREAMS), caches = cachesFromEnv(), ingestKeyWindowMs = ingestKeyWindowFromEnv(), webhooks = webhooksFromEnv() }: AppOptions): Express {
   const contract = loadContract();
   const app = express();
   app.set('case sensitive routing', true);
@@ -88,6 +91,7 @@ export function createApp({ storage, logger, validateResponses, validateRequests
   api.use('/teams/:team', loadTeam(storage.db));
   api.use('/teams/:team', teamRoutes(storage));
   api.use('/teams/:team/audit-log', auditRoutes(storage));
+  api.use('/teams/:team/webhooks', webhookRoutes(storage, webhooks));
   api.use('/teams/:team/events', eventRoutes(storage));
   api.use('/teams/:team/experiments/:experiment/results', resultRoutes(storage));
   api.use('/teams/:team/experiments/:experiment/variants', variantRoutes(storage));

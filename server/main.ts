@@ -10,6 +10,7 @@ import { sweepIngestKeys } from './ingest/keys';
 import { recordAddress, urlOf } from './address';
 import { seconds, settingsFromEnv } from './settings';
 import { openStorage } from './storage/database';
+import { startWebhookDelivery } from './webhooks/delivery';
 
 /**
  * How long things may take, in seconds (decimals allowed), from the environment:
@@ -50,9 +51,10 @@ const storage = await openStorage(settings);
 if (storage.autovacuum === false) logger.warn('PostgreSQL runs without autovacuum: nothing analyzes the tables, and ingest slows as they grow; turn it on');
 const configStreams = new ConfigStreams(settings.configStreams);
 const ofrepStreams = new ConfigStreams(settings.ofrepStreams, OFREP_STREAMS);
-const app = createApp({ storage, logger, validateResponses: settings.validateResponses, configStreams, ofrepStreams, caches: settings.caches, ingestKeyWindowMs: settings.ingestKeyWindowMs });
+const app = createApp({ storage, logger, validateResponses: settings.validateResponses, configStreams, ofrepStreams, caches: settings.caches, ingestKeyWindowMs: settings.ingestKeyWindowMs, webhooks: settings.webhooks });
 const stopSweeping = sweepIngestKeys(storage, settings.ingestKeyWindowMs, logger);
 const stopSweepingAuditLog = sweepAuditLogEvery(storage.db, settings.auditLogRetentionDays, logger);
+const webhookDelivery = startWebhookDelivery(storage.db, settings.webhooks, logger);
 
 let shuttingDown = false;
 /** Responses the app is working on: they finish during a shutdown. */
@@ -136,6 +138,7 @@ function shutDown(signal: NodeJS.Signals): void {
   server.close(async () => {
     let code = 0;
     try {
+      await webhookDelivery.stop();
       await storage.close();
     } catch (error) {
       logger.error({ err: error }, 'closing storage failed');

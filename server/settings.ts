@@ -37,6 +37,22 @@ export interface ConfigStreamSettings {
 /** Express's `trust proxy`: which hops' `X-Forwarded-For` to believe when telling the client address. */
 export type TrustProxy = boolean | number | string;
 
+/** How webhooks are delivered (server/webhooks/delivery.ts; docs/operations.md, "Webhooks"). */
+export interface WebhookSettings {
+  /** WEBHOOK_ALLOW_PRIVATE_ADDRESSES (false): endpoints may be on loopback, private and link-local addresses (tests, internal receivers). */
+  allowPrivateAddresses: boolean;
+  /** WEBHOOK_TIMEOUT_SECONDS (10): an attempt with no complete answer by then failed. */
+  timeoutMs: number;
+  /** WEBHOOK_RETRY_BASE_SECONDS (5): the wait after a first failed attempt; it doubles with each, with jitter. */
+  retryBaseMs: number;
+  /** WEBHOOK_RETRY_MAX_SECONDS (3 600): the longest wait between two attempts. */
+  retryMaxMs: number;
+  /** WEBHOOK_RETRY_WINDOW_SECONDS (86 400): a delivery is retried until this long after its first attempt, then failed. */
+  retryWindowMs: number;
+  /** WEBHOOK_POLL_SECONDS (1): how often a process looks for deliveries due. */
+  pollMs: number;
+}
+
 export interface Settings {
   port: number;
   host: string;
@@ -60,6 +76,7 @@ export interface Settings {
   ingestKeyWindowMs: number;
   /** AUDIT_LOG_RETENTION_DAYS (90, at least 90): audit entries older than this are deleted. */
   auditLogRetentionDays: number;
+  webhooks: WebhookSettings;
 }
 
 /** Reads the environment once, at start-up. */
@@ -81,6 +98,19 @@ export function settingsFromEnv(env: NodeJS.ProcessEnv = process.env): Settings 
     busyTimeoutMs: seconds(env, 'SQLITE_BUSY_TIMEOUT_SECONDS', 5),
     ingestKeyWindowMs: ingestKeyWindowFromEnv(env),
     auditLogRetentionDays: auditLogRetentionFromEnv(env),
+    webhooks: webhooksFromEnv(env),
+  };
+}
+
+/** WEBHOOK_* (see WebhookSettings). */
+export function webhooksFromEnv(env: NodeJS.ProcessEnv = process.env): WebhookSettings {
+  return {
+    allowPrivateAddresses: boolean(env, 'WEBHOOK_ALLOW_PRIVATE_ADDRESSES', false),
+    timeoutMs: seconds(env, 'WEBHOOK_TIMEOUT_SECONDS', 10),
+    retryBaseMs: seconds(env, 'WEBHOOK_RETRY_BASE_SECONDS', 5),
+    retryMaxMs: seconds(env, 'WEBHOOK_RETRY_MAX_SECONDS', 3600),
+    retryWindowMs: seconds(env, 'WEBHOOK_RETRY_WINDOW_SECONDS', 86_400),
+    pollMs: seconds(env, 'WEBHOOK_POLL_SECONDS', 1),
   };
 }
 

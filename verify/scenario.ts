@@ -50,6 +50,7 @@ export async function exercise(session: Session, prefix: string, givenTeam?: num
     await experimentLifecycle(session, path, event, experiment, keys.participants);
     await features(session, path, keys.feature);
     await auditLog(session, path, keys.feature);
+    await webhooks(session, path, prefix);
   } finally {
     await cleanUp(session, path, keys);
   }
@@ -226,6 +227,37 @@ async function auditLog(session: Session, path: { team: number }, flag: string) 
   await session.call({ purpose: 'the next page, by its cursor', operation, path, query: `resource_key=${flag}&limit=2&cursor=${page?.meta?.next_cursor ?? '1'}`, expect: 200 });
   await session.call({ purpose: 'a limit above 100 is 400', operation, path, query: 'limit=101', expect: 400 });
   await session.call({ purpose: 'an ingest key cannot read the audit log', operation, path, credential: 'ingest-key', expect: 403 });
+}
+
+/**
+ * A webhook endpoint of the kit's own, created disabled (nothing is ever sent to it) on a
+ * documentation address (TEST-NET-3, public by the service's rules), and deleted again.
+ */
+async function webhooks(session: Session, path: { team: number }, prefix: string) {
+  const WEBHOOKS = `${TEAM}/webhooks`;
+  const WEBHOOK = `${WEBHOOKS}/{webhook}`;
+  await session.call({ purpose: "the team's webhook endpoints", operation: `GET ${WEBHOOKS}`, path, expect: 200 });
+  await session.call({ purpose: 'an ingest key cannot list webhook endpoints', operation: `GET ${WEBHOOKS}`, path, credential: 'ingest-key', expect: 403 });
+  const url = `https://203.0.113.7/${prefix}`;
+  await session.call({ purpose: 'an unknown event type is 400', operation: `POST ${WEBHOOKS}`, path, body: { url, event_types: ['flag.flipped'] }, expect: 400 });
+  const created = await session.call({ purpose: "creates the kit's endpoint, disabled, and sees its secret once", operation: `POST ${WEBHOOKS}`, path, body: { url, event_types: ['flag.updated'], enabled: false, description: 'conformance check' }, expect: 200 });
+  const id = created?.data?.id as number | undefined;
+  if (id === undefined) return;
+  const webhook = { ...path, webhook: id };
+  try {
+    session.expectThat(`POST ${WEBHOOKS}`, 'the secret is a Standard Webhooks whsec_ secret', /^whsec_/.test(String(created?.data?.secret)));
+    const read = await session.call({ purpose: "the kit's endpoint", operation: `GET ${WEBHOOK}`, path: webhook, expect: 200 });
+    session.expectThat(`GET ${WEBHOOK}`, 'the secret is never shown again', read?.data !== undefined && !('secret' in read.data));
+    await session.call({ purpose: 'an endpoint that does not exist is 404', operation: `GET ${WEBHOOK}`, path: { ...path, webhook: Number.MAX_SAFE_INTEGER }, expect: 404 });
+    await session.call({ purpose: 'changes its event types', operation: `PUT ${WEBHOOK}`, path: webhook, body: { event_types: ['flag.*', 'experiment.stopped'] }, expect: 200 });
+    await session.call({ purpose: 'an empty list of event types is 400', operation: `PUT ${WEBHOOK}`, path: webhook, body: { event_types: [] }, expect: 400 });
+    await session.call({ purpose: 'rotates its secret', operation: `POST ${WEBHOOK}/rotate-secret`, path: webhook, expect: 200 });
+    await session.call({ purpose: 'its deliveries (none: it is disabled)', operation: `GET ${WEBHOOK}/deliveries`, path: webhook, query: 'limit=10', expect: 200 });
+    await session.call({ purpose: 'a delivery that does not exist cannot be redelivered: 404', operation: `POST ${WEBHOOK}/deliveries/{delivery}/redeliver`, path: { ...webhook, delivery: Number.MAX_SAFE_INTEGER }, expect: 404 });
+  } finally {
+    await session.call({ purpose: "deletes the kit's endpoint", operation: `DELETE ${WEBHOOK}`, path: webhook, expect: 200 });
+    await session.call({ purpose: 'the endpoint is gone: 404', operation: `DELETE ${WEBHOOK}`, path: webhook, expect: 404 });
+  }
 }
 
 /**

@@ -2,6 +2,7 @@ import type { Logger } from 'pino';
 import type { components } from '../../generated/api';
 import type { Db } from '../storage/database';
 import { iso, now } from '../storage/values';
+import { enqueueDeliveries } from '../webhooks/outbox';
 import * as store from './store';
 
 type AuditEntry = components['schemas']['AuditEntry'];
@@ -31,7 +32,8 @@ export interface Changed {
 /**
  * Writes the change's entry, in the change's own transaction `trx`: the two commit or roll back
  * together. For an update, only the fields whose value changed are kept (updated_at aside), and
- * an update that changed none writes nothing.
+ * an update that changed none writes nothing. The entry is queued, in the same transaction, for
+ * the team's webhook endpoints that want it.
  */
 export async function record(trx: Db, teamId: number, change: Change, changed: Changed): Promise<void> {
   let { before, after } = changed;
@@ -41,7 +43,7 @@ export async function record(trx: Db, teamId: number, change: Change, changed: C
   }
   const { actor } = change;
   const email = actor.type === 'user' ? await emailOf(trx, actor.userId) : null;
-  await store.insertEntry(trx, {
+  const row = await store.insertEntry(trx, {
     team_id: teamId,
     at: now(),
     actor_type: actor.type,
@@ -55,6 +57,7 @@ export async function record(trx: Db, teamId: number, change: Change, changed: C
     after: after === null ? null : JSON.stringify(after),
     request_id: change.requestId,
   });
+  await enqueueDeliveries(trx, teamId, toEntry(row));
 }
 
 /** The same entry in each of the teams (a user's API token reaches all of the user's teams). */

@@ -25,6 +25,7 @@ import { naturalPrimaryKeys } from './migrations/017_natural_primary_keys';
 import { flagTypes } from './migrations/018_flag_types';
 import { memberRoles } from './migrations/019_member_roles';
 import { auditLog } from './migrations/020_audit_log';
+import { webhooks } from './migrations/021_webhooks';
 import { registerExactAdd } from './exact-sums';
 import { preparingStatements } from './postgres-statements';
 import type { Database, Db } from './schema';
@@ -163,6 +164,7 @@ export function migrationsOf(engine: Engine): Record<string, Migration> {
     '018_flag_types': flagTypes,
     '019_member_roles': memberRoles(engine),
     '020_audit_log': auditLog(engine),
+    '021_webhooks': webhooks(engine),
   };
 }
 

@@ -202,6 +202,42 @@ export interface Database {
     after: string | null;
     request_id: string | null;
   };
+  webhook_endpoints: {
+    id: Generated<number>;
+    team_id: number;
+    key: string;
+    url: string;
+    /** JSON text of the endpoint's event types. */
+    event_types: string;
+    enabled: Bool;
+    description: string | null;
+    disabled_reason: string | null;
+    secret: string;
+    deliveries_queued: ColumnType<number, number | undefined, number>;
+    lease_owner: ColumnType<string | null, string | null | undefined, string | null>;
+    lease_until: ColumnType<Date | string | null, string | null | undefined, string | null>;
+    created_at: Timestamp;
+    updated_at: Timestamp;
+  };
+  webhook_deliveries: {
+    id: Generated<number>;
+    endpoint_id: number;
+    /** The delivery's place in its endpoint's queue: 1, 2, … */
+    number: number;
+    audit_entry_id: number;
+    event_type: string;
+    /** The audit entry's JSON, the exact bytes every attempt sends. */
+    body: string;
+    status: 'pending' | 'delivered' | 'failed';
+    attempts: ColumnType<number, number | undefined, number>;
+    last_status: number | null;
+    last_error: string | null;
+    first_attempt_at: ColumnType<Date | string | null, string | null | undefined, string | null>;
+    last_attempt_at: ColumnType<Date | string | null, string | null | undefined, string | null>;
+    next_attempt_at: ColumnType<Date | string | null, string | null | undefined, string | null>;
+    created_at: Timestamp;
+    delivered_at: ColumnType<Date | string | null, string | null | undefined, string | null>;
+  };
 }
 
 /** The query builder over this schema, on either engine (opened by database.ts). */

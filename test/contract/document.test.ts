@@ -5,7 +5,7 @@ import { readFileSync } from 'node:fs';
 import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020';
 import addFormats from 'ajv-formats';
 import { describe, expect, it } from 'vitest';
-import { ADDITIONS, INTERFACE, type OperationKey } from './interface';
+import { ADDED_PATH_PARAMETERS, ADDITIONS, INTERFACE, type OperationKey } from './interface';
 
 // ---------------------------------------------------------------------------------------------
 // The document and a few helpers to navigate it
@@ -350,7 +350,7 @@ describe('1. operations and path parameters', () => {
 
   it.each(operationRows)('%s: its path parameters are exactly its placeholders, in: path and required', (_key, operation) => {
     const placeholders = [...operation.path.matchAll(/\{([^}]+)\}/g)].map((m) => m[1]!);
-    expect(placeholders.filter((name) => !published.pathParameters.includes(name))).toEqual([]);
+    expect(placeholders.filter((name) => !published.pathParameters.includes(name) && !ADDED_PATH_PARAMETERS.includes(name))).toEqual([]);
     const pathParameters = operation.parameters.filter((p) => p.node.in === 'path');
     expect(pathParameters.map((p) => p.node.name).sort()).toEqual([...placeholders].sort());
     for (const p of pathParameters) expect(p.node.required, `${p.node.name} required`).toBe(true);
@@ -632,8 +632,8 @@ describe('5. request bodies', () => {
   const expectedWithBody = [...published.endpoints, ...ADDITIONS].filter((e) => /^(Create|Update|Ingest|Evaluate)\b/.test(e.purpose)).map((e) => e.key);
   const withBody = operationRows.filter(([, o]) => o.requestBody);
 
-  it('exactly the 15 create, update, ingest and evaluate operations take a body', () => {
-    expect(expectedWithBody).toHaveLength(15);
+  it('exactly the 17 create, update, ingest and evaluate operations take a body', () => {
+    expect(expectedWithBody).toHaveLength(17);
     expect(withBody.map(([key]) => key).sort()).toEqual([...expectedWithBody].sort());
   });
 
@@ -705,7 +705,7 @@ describe('5. request bodies', () => {
 describe('6. typed, closed and bounded schemas', () => {
   it('the walk covers every component schema and the schemas of parameters, bodies and responses', () => {
     expect(parameterSchemaRoots.length).toBeGreaterThanOrEqual(allParameters.length);
-    expect(requestSchemaRoots).toHaveLength(28); // 14 bodies (the two OFREP operations share one) × 2 media types
+    expect(requestSchemaRoots).toHaveLength(32); // 16 bodies (the two OFREP operations share one) × 2 media types
     // every response media type has a schema; the responses are shared components, so fewer than 38
     expect(responseSchemaRoots.length).toBe(responseMedia.length + responseHeaders.length);
     // A 304 (config) has no body.

@@ -118,4 +118,15 @@ export const ADDITIONS: Endpoint[] = [
   operation('POST', `${TEAM}/ofrep/v1/evaluate/flags/{feature}`, 'Evaluate one flag (OpenFeature OFREP)'),
   operation('POST', `${TEAM}/ofrep/v1/evaluate/flags`, 'Evaluate every flag (OpenFeature OFREP)'),
   operation('GET', `${TEAM}/audit-log`, 'Audit log'),
+  operation('GET', `${TEAM}/webhooks`, 'List webhook endpoints'),
+  operation('POST', `${TEAM}/webhooks`, 'Create webhook endpoint'),
+  operation('GET', `${TEAM}/webhooks/{webhook}`, 'One webhook endpoint'),
+  operation('PUT', `${TEAM}/webhooks/{webhook}`, 'Update webhook endpoint'),
+  operation('DELETE', `${TEAM}/webhooks/{webhook}`, 'Delete webhook endpoint'),
+  operation('POST', `${TEAM}/webhooks/{webhook}/rotate-secret`, 'Rotate webhook secret'),
+  operation('GET', `${TEAM}/webhooks/{webhook}/deliveries`, 'List deliveries'),
+  operation('POST', `${TEAM}/webhooks/{webhook}/deliveries/{delivery}/redeliver`, 'Redeliver'),
 ];
+
+/** Path parameters of our additions that the published interface does not have. */
+export const ADDED_PATH_PARAMETERS = ['webhook', 'delivery'];

@@ -53,6 +53,8 @@ export async function arrangeTarget(server: TestServer): Promise<{ target: TestT
   const path = { team: target.id };
   const experiment = { ...path, experiment: 'checkout_button' };
   const created = [
+    // Its events' creations are queued for it (nothing delivers them here): delivery 1 exists. A documentation address: no DNS.
+    await target.api.POST('/api/teams/{team}/webhooks', { params: { path }, body: { key: 'slack', url: 'https://203.0.113.7/hooks', event_types: ['event.created'] } }),
     await target.api.POST('/api/teams/{team}/events', { params: { path }, body: { key: 'purchase' } }),
     await target.api.POST('/api/teams/{team}/events', { params: { path }, body: { key: 'signup', type: 'count' } }),
     await target.api.POST('/api/teams/{team}/events', { params: { path }, body: { key: 'revenue', type: 'value', cap: 500 } }),
@@ -81,6 +83,8 @@ export async function arrangeTarget(server: TestServer): Promise<{ target: TestT
     variant: 'green',
     feature: 'new_checkout',
     participant: 'user-42',
+    webhook: 'slack',
+    delivery: '1',
   });
   const fixture: Fixture = {
     teamId: target.id,
@@ -92,6 +96,8 @@ export async function arrangeTarget(server: TestServer): Promise<{ target: TestT
       variant: new Set(['control', 'green']),
       feature: new Set(['new_checkout']),
       participant: new Set(['user-42', 'someone-else']),
+      webhook: new Set(['slack']),
+      delivery: new Set(['1', '2', '3']),
     },
   };
   return { target, fixture };

@@ -97,14 +97,15 @@ const ownTeamSetup: Record<string, { fixture?: Partial<Fixture>; body?: unknown 
   variants_delete: { fixture: { status: 'draft' } },
   features_create: { body: { key: 'dark_mode', enabled: false } },
   participants_create: { body: { key: 'user-43' } },
+  webhooks_create: { body: { key: 'ci', url: 'https://203.0.113.8/ci', event_types: ['flag.updated'] } },
   // The request example reports a value event, which the fixture does not define.
   ingest: { body: { participant: 'user-42', event: 'purchase' } },
 };
 
 describe('the bundled contract', () => {
-  it('when it is read, then it has the 46 operations this table covers', () => {
-    expect(operations).toHaveLength(46);
-    expect(new Set(operations.map((op) => op.operationId)).size).toBe(46);
+  it('when it is read, then it has the 54 operations this table covers', () => {
+    expect(operations).toHaveLength(54);
+    expect(new Set(operations.map((op) => op.operationId)).size).toBe(54);
   });
 });
 
@@ -143,6 +144,8 @@ describe.each(engines)('authorization on %s', (engine) => {
     const path = { team: team.id };
     const experiment = { ...path, experiment: examples.experiment };
     const created = [
+      // The example endpoint (on a documentation address: no DNS, nothing delivered here); the events' creations are its deliveries 1 and 2.
+      await team.api.POST('/api/teams/{team}/webhooks', { params: { path }, body: { key: examples.webhook!, url: 'https://203.0.113.7/hooks', event_types: ['event.created'] } }),
       await team.api.POST('/api/teams/{team}/events', { params: { path }, body: { key: examples.event } }),
       await team.api.POST('/api/teams/{team}/events', { params: { path }, body: { key: 'signup' } }),
       await team.api.POST('/api/teams/{team}/experiments', { params: { path }, body: { key: examples.experiment, event: fixture.goal } }),
@@ -236,7 +239,7 @@ describe.each(engines)('authorization on %s', (engine) => {
 // A sanity check of the table itself, so a wrong generator does not pass silently.
 describe('the generated table', () => {
   it('when it is built, then each operation is tried with each credential and the non-team operations are the four', () => {
-    expect(cases).toHaveLength(46 * credentials.length);
+    expect(cases).toHaveLength(54 * credentials.length);
     expect(credentials).toHaveLength(8);
     expect(operations.filter((op) => !op.teamScoped).map((op) => op.template)).toEqual(['/api/health', '/api/user', '/api/current-team', '/api/teams']);
     expect(operations.filter((op) => op.acceptsIngestKey && !op.isPublic).map((op) => op.operationId).sort()).toEqual(['config_get', 'config_stream', 'evaluate', 'ingest', 'ingest_batch', 'ofrep_event_stream', 'ofrep_flag_evaluate', 'ofrep_flags_evaluate']);
