@@ -8,9 +8,10 @@ export default defineConfig({
   test: {
     globalSetup: ['test/support/global-setup.ts'],
     // Generous: CI machines have 2 cores shared with other services, and several tests start
-    // child servers and CLI processes.
-    testTimeout: 120_000,
-    hookTimeout: 120_000,
+    // child servers and CLI processes. The longest (races, verify) took up to 121 s at a load
+    // average of 25.
+    testTimeout: 300_000,
+    hookTimeout: 300_000,
     pool: 'forks',
     // More test files at once than cores: most of a file's time is spent waiting — on child
     // processes, fsync, sockets, PostgreSQL — not computing (on 2 cores: 3 files, not vitest's 1).

@@ -245,7 +245,10 @@ describe.each(engines)('the OpenFeature server provider on %s', (engine) => {
       await error;
 
       // Assert
-      expect(heard).toEqual([ProviderEvents.ConfigurationChanged, ProviderEvents.Stale, ProviderEvents.Ready, ProviderEvents.Error]);
+      // A loaded machine may see the cut connection (STALE) before the reconnection's 401 (ERROR).
+      const beforeRotation = [ProviderEvents.ConfigurationChanged, ProviderEvents.Stale, ProviderEvents.Ready];
+      expect(heard.slice(0, 3)).toEqual(beforeRotation);
+      expect(heard.slice(3)).toEqual([...heard.slice(3, -1).map(() => ProviderEvents.Stale), ProviderEvents.Error]);
       expect(await client.getBooleanDetails('static_bool', true, { targetingKey: 'u1' })).toMatchObject({ value: true, errorCode: 'PROVIDER_FATAL' });
     } finally {
       await provider.onClose();

@@ -1,3 +1,4 @@
+import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Express } from 'express';
 import { pino } from 'pino';
@@ -8,6 +9,7 @@ import type { Storage } from '../../server/storage/database';
 /** An Express app on a free port of 127.0.0.1, its base URL and how to stop it. */
 export async function listen(app: Express): Promise<{ baseUrl: string; close: () => Promise<void> }> {
   const listener = app.listen(0, '127.0.0.1');
+  keepIdleConnectionsLonger(listener);
   await new Promise((resolve) => listener.once('listening', resolve));
   return {
     baseUrl: `http://127.0.0.1:${(listener.address() as AddressInfo).port}`,
@@ -16,6 +18,15 @@ export async function listen(app: Express): Promise<{ baseUrl: string; close: ()
       await new Promise((resolve) => listener.close(resolve));
     },
   };
+}
+
+/**
+ * Keeps an idle keep-alive connection open well past the client's own 4 s. On a loaded machine
+ * the client's timer fires late, and with the server's default 5 s it can send a request on a
+ * connection the server is closing ("other side closed").
+ */
+export function keepIdleConnectionsLonger(server: Server): void {
+  server.keepAliveTimeout = 60_000;
 }
 
 /** A second app on the same storage with its own options (logger, budgets, …), for the enclosing describe block. */

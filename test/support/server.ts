@@ -6,6 +6,7 @@ import { createApp } from '../../server/app';
 import type { Engine } from '../../server/storage/engine';
 import { openStorage, type Storage } from '../../server/storage/database';
 import { freshStorage } from './process';
+import { keepIdleConnectionsLonger } from './app';
 
 export type Client = ReturnType<typeof createApiClient>;
 
@@ -36,9 +37,11 @@ let teams = 0;
 /** The real server on a real port, on its own fresh storage, validating responses too. */
 export async function startServer(engine: Engine): Promise<TestServer> {
   const { storageEnv, cleanup } = await freshStorage(engine);
-  const storage = await openStorage({ dataDir: storageEnv.DATA_DIR ?? '', databaseUrl: storageEnv.DATABASE_URL });
+  // A loaded machine can take PostgreSQL past the service's 5 s to start a backend: the tests wait longer.
+  const storage = await openStorage({ dataDir: storageEnv.DATA_DIR ?? '', databaseUrl: storageEnv.DATABASE_URL, connectTimeoutMs: 60_000 });
   const app = createApp({ storage, logger: pino({ level: 'silent' }), validateResponses: true });
   const server = app.listen(0, '127.0.0.1');
+  keepIdleConnectionsLonger(server);
   await new Promise((resolve) => server.once('listening', resolve));
   const baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 
