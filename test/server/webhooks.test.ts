@@ -4,7 +4,7 @@ import type { components } from 'experimentation-api';
 import { ADMIN_CLI, record } from '../../server/audit/service';
 import { engines } from '../support/engines';
 import type { TestTeam } from '../support/server';
-import { startReceiver, startWebhookServer, until, type Receiver, type WebhookServer } from '../support/webhooks';
+import { QUICK, startReceiver, startWebhookServer, until, type Receiver, type WebhookServer } from '../support/webhooks';
 
 type AuditEntry = components['schemas']['AuditEntry'];
 
@@ -260,4 +260,30 @@ describe.each(engines)('webhook address safety on %s', (engine) => {
       expect((await team.api.GET('/api/teams/{team}/webhooks', { params: { path: { team: team.id } } })).data!.data).toEqual([]);
     },
   );
+});
+
+describe.each(engines)('webhook delivery to a name re-pointed at a private address on %s', (engine) => {
+  let server: WebhookServer;
+  let receiver: Receiver;
+  beforeAll(async () => {
+    // The endpoint was taken (the API allows private addresses here), but the worker checks again before each delivery and does not.
+    server = await startWebhookServer(engine, QUICK, { worker: { ...QUICK, allowPrivateAddresses: false } });
+    receiver = await startReceiver();
+  });
+  afterAll(async () => {
+    await receiver?.close();
+    await server?.close();
+  });
+
+  it('when a delivery is due, then it is refused on the address it would connect to, retried, and nothing reaches the receiver', async () => {
+    const team = await server.newTeam();
+    const path = { team: team.id };
+    expect((await team.api.POST('/api/teams/{team}/webhooks', { params: { path }, body: { key: 'rebound', url: receiver.url, event_types: ['flag.created'] } })).response.status).toBe(200);
+    await team.api.POST('/api/teams/{team}/features', { params: { path }, body: { key: 'f' } });
+    const deliveries = async () => (await team.api.GET('/api/teams/{team}/webhooks/{webhook}/deliveries', { params: { path: { ...path, webhook: 'rebound' } } })).data!.data;
+    await until('two refused attempts', async () => ((await deliveries())[0]?.attempts ?? 0) >= 2);
+    const [delivery] = await deliveries();
+    expect(delivery).toMatchObject({ status: 'pending', last_status: null, last_error: 'refused: resolves to 127.0.0.1, a loopback address' });
+    expect(receiver.received).toHaveLength(0);
+  });
 });
