@@ -26,6 +26,8 @@ const INGEST_BATCH: OperationKey = 'POST /api/teams/{team}/ingest/batch';
 const EVALUATE: OperationKey = 'POST /api/teams/{team}/evaluate';
 /** Its 200 is an endless stream of Server-Sent Events, not a JSON body. */
 const CONFIG_STREAM: OperationKey = 'GET /api/teams/{team}/config/stream';
+const OFREP_EVENT_STREAM: OperationKey = 'GET /api/teams/{team}/ofrep/v1/event-stream';
+const STREAMS = [CONFIG_STREAM, OFREP_EVENT_STREAM];
 const EVENT_STREAM_BODY: Pointer = '#/components/responses/ConfigStream/content/text~1event-stream/schema';
 /** Every operation the document must have: the published interface's and our additions. */
 const ALL = published.endpoints.length + ADDITIONS.length;
@@ -505,9 +507,17 @@ describe('4. responses and operation metadata', () => {
     expect(operation.responses.map((r) => r.status).filter((s) => /^2/.test(s))).toEqual(['200']);
   });
 
-  it('only operations under /api/teams/{team}/ofrep/v1/ carry x-ofrep, and both OFREP operations do', () => {
+  it(`${OFREP_EVENT_STREAM}: has a 200 that is text/event-stream (a string) alone, and no other 2xx`, () => {
+    const operation = operationByKey.get(OFREP_EVENT_STREAM)!;
+    const media = mediaOf(statusOf(operation, '200')!);
+    expect(media.map((m) => m.mediaType)).toEqual(['text/event-stream']);
+    expect(typesOf(deref(media[0]!.media.schema, child(media[0]!.pointer, 'schema')).node)).toEqual(['string']);
+    expect(operation.responses.map((r) => r.status).filter((s) => /^2/.test(s))).toEqual(['200']);
+  });
+
+  it('only operations under /api/teams/{team}/ofrep/v1/ carry x-ofrep, and both OFREP evaluations do (its event stream is an event stream)', () => {
     expect(operations.filter(isOfrep).map((o) => o.key).sort()).toEqual([`POST ${OFREP_PREFIX}evaluate/flags`, `POST ${OFREP_PREFIX}evaluate/flags/{feature}`]);
-    expect(operations.filter((o) => o.path.startsWith(OFREP_PREFIX)).every(isOfrep)).toBe(true);
+    expect(operations.filter((o) => o.path.startsWith(OFREP_PREFIX) && !isOfrep(o)).map((o) => o.key)).toEqual([OFREP_EVENT_STREAM]);
     expect(doc.info.description).toMatch(/`x-ofrep`[^]*only operations under `\/api\/teams\/\{team\}\/ofrep\/v1\/`/);
   });
 
@@ -517,7 +527,8 @@ describe('4. responses and operation metadata', () => {
     const schema = deref(media[0]!.media.schema, child(media[0]!.pointer, 'schema')).node;
     expect(typesOf(schema)).toEqual(['object']);
     expect(schema.properties).not.toHaveProperty(['data']);
-    expect(schema.required).toEqual(operation.op['x-ofrep'] === 'flags' ? ['flags'] : ['key', 'reason']);
+    // The service always announces its event stream, so its bulk answer requires eventStreams (optional in OFREP).
+    expect(schema.required).toEqual(operation.op['x-ofrep'] === 'flags' ? ['flags', 'eventStreams'] : ['key', 'reason']);
     for (const status of ofrepErrorStatuses(operation)) {
       const error = mediaOf(statusOf(operation, status)!);
       expect(error.map((m) => m.mediaType), status).toEqual([JSON_MEDIA]);
@@ -526,7 +537,7 @@ describe('4. responses and operation metadata', () => {
     expect(operation.responses.map((r) => r.status).filter((s) => /^2/.test(s))).toEqual(['200']);
   });
 
-  it.each(operationRows.filter(([key, o]) => key !== CONFIG_STREAM && !isOfrep(o)))('%s: has a 200 whose JSON body is an object with `data` required, and no other 2xx', (_key, operation) => {
+  it.each(operationRows.filter(([key, o]) => !STREAMS.includes(key) && !isOfrep(o)))('%s: has a 200 whose JSON body is an object with `data` required, and no other 2xx', (_key, operation) => {
     const ok = statusOf(operation, '200');
     expect(ok).toBeDefined();
     const media = mediaOf(ok!);

@@ -117,6 +117,7 @@ export const ADDITIONS: Endpoint[] = [
   operation('GET', `${TEAM}/config/stream`, 'Team configuration, streamed'),
   operation('POST', `${TEAM}/ofrep/v1/evaluate/flags/{feature}`, 'Evaluate one flag (OpenFeature OFREP)'),
   operation('POST', `${TEAM}/ofrep/v1/evaluate/flags`, 'Evaluate every flag (OpenFeature OFREP)'),
+  operation('GET', `${TEAM}/ofrep/v1/event-stream`, 'Event stream (OpenFeature OFREP)'),
   operation('GET', `${TEAM}/audit-log`, 'Audit log'),
   operation('GET', `${TEAM}/webhooks`, 'List webhook endpoints'),
   operation('POST', `${TEAM}/webhooks`, 'Create webhook endpoint'),

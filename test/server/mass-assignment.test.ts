@@ -70,6 +70,9 @@ const VALUES: Record<string, unknown> = {
   variants: [],
   experiments: [],
   assignments: [],
+  key: 'renamed',
+  disabled_reason: 'the receiver answered 410',
+  secret: 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw',
 };
 
 /** Each create/update operation: where it goes in the fixture, and a body that is valid alone. */
@@ -87,6 +90,9 @@ const TARGETS: Record<string, { path: Record<string, string>; body: Json; create
   ingest: { path: {}, body: { participant: 'fresh-ingest', event: 'purchase' }, created: 'fresh-ingest' },
   ingest_batch: { path: {}, body: { items: [{ participant: 'fresh-batch', event: 'purchase' }] }, created: 'fresh-batch' },
   evaluate: { path: {}, body: { participant: 'fresh-evaluated' } },
+  // A name that resolves to a public address, or (offline) to none yet: accepted either way.
+  webhooks_create: { path: {}, body: { key: 'fresh_webhook', url: 'https://hooks.example.com/experiments', event_types: ['flag.updated'] }, created: 'fresh_webhook' },
+  webhooks_update: { path: { webhook: 'alerts' }, body: { description: 'Changed' } },
 };
 
 interface Operation {
@@ -129,7 +135,7 @@ const cases: Case[] = operations.flatMap((op) => [
 ]);
 
 describe('the mass-assignment table', () => {
-  it('when it is built from the contract, then it covers the create and update operations of events, experiments, variants, features, participants and ingest (single and batch)', () => {
+  it('when it is built from the contract, then it covers the create and update operations of events, experiments, variants, features, participants, webhooks and ingest (single and batch)', () => {
     expect(operations.map((op) => op.operationId).sort()).toEqual(Object.keys(TARGETS).sort());
   });
 
@@ -152,13 +158,14 @@ describe.each(engines)('mass assignment on %s', (engine) => {
       expect(response.status, path).toBe(200);
       return ((await response.json()) as { data: unknown }).data;
     };
-    const [described, config, participant, variants] = await Promise.all([
+    const [described, config, participant, variants, webhooks] = await Promise.all([
       get(`/api/teams/${of.id}?include=events,experiments.variants,participants,features`),
       get(`/api/teams/${of.id}/config`),
       get(`/api/teams/${of.id}/participants/user-42`),
       get(`/api/teams/${of.id}/experiments/running_exp/variants/green/statistics`),
+      get(`/api/teams/${of.id}/webhooks`),
     ]);
-    return { described, config, participant, variants };
+    return { described, config, participant, variants, webhooks };
   }
 
   async function populate(of: TestTeam): Promise<void> {
@@ -176,6 +183,7 @@ describe.each(engines)('mass assignment on %s', (engine) => {
     results.push(await of.api.POST('/api/teams/{team}/experiments/{experiment}/start', { params: { path: { ...path, experiment: 'running_exp' } } }));
     results.push(await of.api.POST('/api/teams/{team}/features', { params: { path }, body: { key: 'flag', enabled: true } }));
     results.push(await of.ingest.POST('/api/teams/{team}/ingest', { params: { path }, body: { participant: 'user-42', event: 'purchase' } }));
+    results.push(await of.api.POST('/api/teams/{team}/webhooks', { params: { path }, body: { key: 'alerts', url: 'https://hooks.example.com/alerts', event_types: ['flag.updated'] } }));
     for (const { response } of results) expect(response.status, response.url).toBe(200);
   }
 
