@@ -239,16 +239,16 @@ async function webhooks(session: Session, path: { team: number }, prefix: string
   await session.call({ purpose: "the team's webhook endpoints", operation: `GET ${WEBHOOKS}`, path, expect: 200 });
   await session.call({ purpose: 'an ingest key cannot list webhook endpoints', operation: `GET ${WEBHOOKS}`, path, credential: 'ingest-key', expect: 403 });
   const url = `https://203.0.113.7/${prefix}`;
-  await session.call({ purpose: 'an unknown event type is 400', operation: `POST ${WEBHOOKS}`, path, body: { url, event_types: ['flag.flipped'] }, expect: 400 });
-  const created = await session.call({ purpose: "creates the kit's endpoint, disabled, and sees its secret once", operation: `POST ${WEBHOOKS}`, path, body: { url, event_types: ['flag.updated'], enabled: false, description: 'conformance check' }, expect: 200 });
-  const id = created?.data?.id as number | undefined;
-  if (id === undefined) return;
-  const webhook = { ...path, webhook: id };
+  const key = `${prefix}_hook`;
+  await session.call({ purpose: 'an unknown event type is 400', operation: `POST ${WEBHOOKS}`, path, body: { key, url, event_types: ['flag.flipped'] }, expect: 400 });
+  const created = await session.call({ purpose: "creates the kit's endpoint, disabled, and sees its secret once", operation: `POST ${WEBHOOKS}`, path, body: { key, url, event_types: ['flag.updated'], enabled: false, description: 'conformance check' }, expect: 200 });
+  if (created?.data?.key !== key) return;
+  const webhook = { ...path, webhook: key };
   try {
     session.expectThat(`POST ${WEBHOOKS}`, 'the secret is a Standard Webhooks whsec_ secret', /^whsec_/.test(String(created?.data?.secret)));
     const read = await session.call({ purpose: "the kit's endpoint", operation: `GET ${WEBHOOK}`, path: webhook, expect: 200 });
     session.expectThat(`GET ${WEBHOOK}`, 'the secret is never shown again', read?.data !== undefined && !('secret' in read.data));
-    await session.call({ purpose: 'an endpoint that does not exist is 404', operation: `GET ${WEBHOOK}`, path: { ...path, webhook: Number.MAX_SAFE_INTEGER }, expect: 404 });
+    await session.call({ purpose: 'an endpoint that does not exist is 404', operation: `GET ${WEBHOOK}`, path: { ...path, webhook: `${prefix}_absent` }, expect: 404 });
     await session.call({ purpose: 'changes its event types', operation: `PUT ${WEBHOOK}`, path: webhook, body: { event_types: ['flag.*', 'experiment.stopped'] }, expect: 200 });
     await session.call({ purpose: 'an empty list of event types is 400', operation: `PUT ${WEBHOOK}`, path: webhook, body: { event_types: [] }, expect: 400 });
     await session.call({ purpose: 'rotates its secret', operation: `POST ${WEBHOOK}/rotate-secret`, path: webhook, expect: 200 });

@@ -27,7 +27,9 @@ describe('the curl code samples', () => {
     const lines = stdout.trim().split('\n');
     if (streams) {
       expect(lines.at(-1), `${curl}\n→ ${stdout}`).toBe('200');
-      expect(stdout).toMatch(/^retry: 1000\n\nevent: config\nid: "\d+\.\d+"\ndata: \{"data":/);
+      // The config stream's first message is the config; OFREP's event stream's is a notice to refetch.
+      const first = op.template.endsWith('/ofrep/v1/event-stream') ? /^retry: 1000\n\nid: "\d+\.\d+"\nevent: message\ndata: \{"type":"refetchEvaluation"/ : /^retry: 1000\n\nevent: config\nid: "\d+\.\d+"\ndata: \{"data":/;
+      expect(stdout).toMatch(first);
       return;
     }
     const status = Number(lines.at(-1));
