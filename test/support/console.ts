@@ -18,7 +18,7 @@ export function launch(): Promise<Browser> {
 
 export interface WatchedPage {
   page: Page;
-  /** Console errors, page errors, failed requests, dialogs (a stored script that ran would open one). */
+  /** Console errors, page errors, failed requests (not those the page cancelled), dialogs (a stored script that ran would open one). */
   problems: string[];
   requests: string[];
 }
@@ -31,7 +31,11 @@ export async function watchedPage(browser: Browser, width = 1280): Promise<Watch
     if (message.type() === 'error') problems.push(`console: ${message.text()}`);
   });
   page.on('pageerror', (error) => void problems.push(`page: ${error.message}`));
-  page.on('requestfailed', (request) => void problems.push(`failed: ${request.url()}`));
+  // A fetch the page itself cancels (a reload while it is in flight) is not a problem; any other failure is
+  page.on('requestfailed', (request) => {
+    const reason = request.failure()?.errorText ?? 'unknown';
+    if (reason !== 'net::ERR_ABORTED') problems.push(`failed: ${request.url()} (${reason})`);
+  });
   page.on('request', (request) => void requests.push(request.url()));
   page.on('dialog', (dialog) => {
     problems.push(`dialog: ${dialog.message()}`);
