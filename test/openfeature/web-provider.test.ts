@@ -43,6 +43,55 @@ describe.each(engines)('the OpenFeature web provider on %s', (engine) => {
     }
   });
 
+  it('when the visitor is not a valid context, the config serves what cannot be read, the config has not come yet, or the key is refused, then INVALID_CONTEXT, PARSE_ERROR, PROVIDER_NOT_READY and PROVIDER_FATAL', async () => {
+    // Arrange
+    const team = await server().newTeam();
+    await arrangeReasons(team);
+    const options = { baseUrl: server().baseUrl, team: team.id, ingestKey: team.ingestKey };
+    const provider = new ExperimentationWebProvider(options);
+    // A service whose boolean flag serves text this SDK cannot read as a boolean.
+    const unreadable = new ExperimentationWebProvider({
+      ...options,
+      stream: false,
+      fetch: async (input, init) => {
+        const response = await fetch(input, init);
+        if (!String(input).endsWith('/config') || response.status !== 200) return response;
+        const body = (await response.json()) as { data: { features: Array<{ key: string; value: string | null }> } };
+        body.data.features.find((flag) => flag.key === 'static_bool')!.value = 'yes';
+        return new Response(JSON.stringify(body), { status: 200, headers: response.headers });
+      },
+    });
+    // Asked before any config, in the same turn as it is made: the provider itself answers PROVIDER_NOT_READY.
+    const early = new ExperimentationWebProvider(options);
+    const beforeConfig = early.resolveBooleanEvaluation('static_bool', false, { targetingKey: 'visitor-1' });
+    const refused = new ExperimentationWebProvider({ ...options, ingestKey: 'esk_not_the_key' });
+    const [domain, unreadableDomain, fatalDomain] = [++domains, ++domains, ++domains].map((n) => `web-provider-${n}`) as [string, string, string];
+    try {
+      await OpenFeature.setContext(domain, { targetingKey: 'visitor-1', nested: { plan: 'pro' } });
+      await OpenFeature.setProviderAndWait(domain, provider);
+      await OpenFeature.setContext(unreadableDomain, { targetingKey: 'visitor-1' });
+      await OpenFeature.setProviderAndWait(unreadableDomain, unreadable);
+      await OpenFeature.setContext(fatalDomain, { targetingKey: 'visitor-1' });
+      const client = OpenFeature.getClient(domain);
+
+      // Act and assert
+      expect(client.getStringDetails('old_label', 'x')).toMatchObject({ value: 'x', reason: 'ERROR', errorCode: 'INVALID_CONTEXT' });
+      await OpenFeature.setContext(domain, { targetingKey: 'has space' });
+      expect(client.getStringDetails('old_label', 'x')).toMatchObject({ value: 'x', reason: 'ERROR', errorCode: 'INVALID_CONTEXT' });
+      expect(OpenFeature.getClient(unreadableDomain).getBooleanDetails('static_bool', false)).toMatchObject({ value: false, reason: 'ERROR', errorCode: 'PARSE_ERROR' });
+      expect(beforeConfig).toMatchObject({ value: false, reason: 'ERROR', errorCode: 'PROVIDER_NOT_READY' });
+      const refusal = await OpenFeature.setProviderAndWait(fatalDomain, refused).then(
+        () => 'ready',
+        (error: { code?: string }) => error.code,
+      );
+      expect(refusal).toBe('PROVIDER_FATAL');
+      expect(OpenFeature.getClient(fatalDomain).getBooleanDetails('static_bool', false)).toMatchObject({ value: false, reason: 'ERROR', errorCode: 'PROVIDER_FATAL' });
+    } finally {
+      for (const name of [domain, unreadableDomain, fatalDomain]) await OpenFeature.clearContext(name);
+      for (const each of [provider, unreadable, early, refused]) await each.onClose();
+    }
+  });
+
   it('when a flag flips, then CONFIGURATION_CHANGED is heard and the next read serves the new value', async () => {
     // Arrange
     const team = await server().newTeam();
