@@ -74,4 +74,18 @@ describe.skipIf(!hasChromium).each(engines)('the OFREP web provider in headless 
       await shop.close();
     }
   });
+  it('when a visitor without a targetingKey reads a missing flag, a split flag and a flag whose rules all miss, then FLAG_NOT_FOUND, TARGETING_KEY_MISSING and UNKNOWN', async () => {
+    const team = await arranged();
+    const shop = await openOfrepPage(browser(), server().baseUrl, team, { country: 'FR' });
+    try {
+      expect(await shop.read(['missing', 'discount', 'greeting', 'page_size'])).toMatchObject({
+        missing: { value: false, reason: 'ERROR', errorCode: 'FLAG_NOT_FOUND' },
+        discount: { value: false, reason: 'ERROR', errorCode: 'TARGETING_KEY_MISSING' },
+        greeting: { value: 'hello', reason: 'UNKNOWN', variant: 'default' },
+        page_size: { value: 25, reason: 'STATIC', variant: 'default' },
+      });
+    } finally {
+      await shop.close();
+    }
+  });
 });
