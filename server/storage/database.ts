@@ -26,6 +26,7 @@ import { flagTypes } from './migrations/018_flag_types';
 import { memberRoles } from './migrations/019_member_roles';
 import { auditLog } from './migrations/020_audit_log';
 import { webhooks } from './migrations/021_webhooks';
+import { cuped } from './migrations/022_cuped';
 import { registerExactAdd } from './exact-sums';
 import { preparingStatements } from './postgres-statements';
 import type { Database, Db } from './schema';
@@ -165,6 +166,7 @@ export function migrationsOf(engine: Engine): Record<string, Migration> {
     '019_member_roles': memberRoles(engine),
     '020_audit_log': auditLog(engine),
     '021_webhooks': webhooks(engine),
+    '022_cuped': cuped(engine),
   };
 }
 

@@ -71,6 +71,8 @@ export interface Database {
     conditions: string | null;
     /** Relative to the control (0.05 = 5 %); null when none is stated (migration 011). */
     minimum_effect: number | null;
+    /** The CUPED window in whole days before enrolment (0 to 60, 0: off). */
+    pre_exposure_days: ColumnType<number, number | undefined, number>;
     created_at: Timestamp;
     updated_at: Timestamp;
     started_at: Timestamp | null;
@@ -149,6 +151,10 @@ export interface Database {
     /** Σy and Σy² of the participants' capped totals (storage/exact-sums.ts), in micro-units. */
     sum_y: ExactSum;
     sum_y2: ExactSum;
+    /** Σx, Σx² and Σxy of the participants' covariates x (frozen at enrolment) and capped totals y, in micro-units. */
+    sum_x: ExactSum;
+    sum_x2: ExactSum;
+    sum_xy: ExactSum;
   };
   daily_variant_counts: {
     team_id: number;
@@ -165,6 +171,27 @@ export interface Database {
     unique_conversions: number;
     sum_y: ExactSum;
     sum_y2: ExactSum;
+    /** Σx, Σx² and Σxy of the participants' covariates x (frozen at enrolment) and capped totals y, in micro-units. */
+    sum_x: ExactSum;
+    sum_x2: ExactSum;
+    sum_xy: ExactSum;
+  };
+  /** What a participant did per event and UTC day, kept for the CUPED windows and swept past the longest. */
+  pre_exposure_activity: {
+    team_id: number;
+    participant_id: number;
+    event_id: number;
+    day: string;
+    count: number;
+    value: ExactSum;
+  };
+  /** An enrolment's covariate x per event (micro-units), frozen when it enrolled. */
+  enrolment_covariates: {
+    team_id: number;
+    participant_id: number;
+    experiment_id: number;
+    event_id: number;
+    x: ExactSum;
   };
   coverage_changes: {
     id: Generated<number>;
