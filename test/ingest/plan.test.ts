@@ -14,7 +14,7 @@ const team: TeamRow = { id: 1, name: 'team', ingest_key_hash: '', ingest_limit: 
 function experiment(id: number, key: string, fields: Partial<ExperimentRow> = {}): ExperimentRow {
   return {
     id, team_id: 1, key, description: null, status: 'running', event_id: 10, seed: `seed-${key}`, hash_version: 2, coverage: 10_000,
-    group_key: null, group_start: null, group_end: null, conditions: null, minimum_effect: null,
+    group_key: null, group_start: null, group_end: null, conditions: null, minimum_effect: null, pre_exposure_days: 14,
     created_at: AT, updated_at: AT, started_at: AT, stopped_at: null, event_key: 'purchase', guardrail_events: [], ...fields,
   };
 }

@@ -16,6 +16,9 @@ export function cuped(engine: Engine): Migration {
   const big = engine === 'postgres' ? 'numeric' : 'text';
   const teamId = (col: ColumnDefinitionBuilder) => col.notNull().references('teams.id').onDelete('cascade');
   const eventId = (col: ColumnDefinitionBuilder) => col.notNull().references('events.id').onDelete('cascade');
+  // PostgreSQL keys participants by (team_id, id) (migration 017); SQLite by its row id.
+  const participantKey: [Array<'team_id' | 'participant_id'>, string, string[]] =
+    engine === 'postgres' ? [['team_id', 'participant_id'], 'participants', ['team_id', 'id']] : [['participant_id'], 'participants', ['id']];
   const sums = ['sum_x', 'sum_x2', 'sum_xy'];
   const counterTables = ['variant_event_counts', 'daily_variant_event_counts'];
   return {
@@ -36,7 +39,7 @@ export function cuped(engine: Engine): Migration {
         .addColumn('count', 'bigint', (col) => col.notNull())
         .addColumn('value', big, (col) => col.notNull().defaultTo('0'))
         .addPrimaryKeyConstraint('pre_exposure_activity_pkey', ['team_id', 'participant_id', 'event_id', 'day'])
-        .addForeignKeyConstraint('pre_exposure_activity_participant_fkey', ['team_id', 'participant_id'], 'participants', ['team_id', 'id'], (fk) => fk.onDelete('cascade'))
+        .addForeignKeyConstraint('pre_exposure_activity_participant_fkey', ...participantKey, (fk) => fk.onDelete('cascade'))
         .execute();
       await db.schema.createIndex('pre_exposure_activity_day').on('pre_exposure_activity').columns(['team_id', 'day']).execute();
       await db.schema.createIndex('pre_exposure_activity_event').on('pre_exposure_activity').column('event_id').execute();
@@ -48,7 +51,7 @@ export function cuped(engine: Engine): Migration {
         .addColumn('event_id', 'bigint', eventId)
         .addColumn('x', big, (col) => col.notNull())
         .addPrimaryKeyConstraint('enrolment_covariates_pkey', ['team_id', 'participant_id', 'experiment_id', 'event_id'])
-        .addForeignKeyConstraint('enrolment_covariates_participant_fkey', ['team_id', 'participant_id'], 'participants', ['team_id', 'id'], (fk) => fk.onDelete('cascade'))
+        .addForeignKeyConstraint('enrolment_covariates_participant_fkey', ...participantKey, (fk) => fk.onDelete('cascade'))
         .execute();
       await db.schema.createIndex('enrolment_covariates_experiment').on('enrolment_covariates').columns(['experiment_id', 'event_id']).execute();
       await db.schema.createIndex('enrolment_covariates_event').on('enrolment_covariates').column('event_id').execute();
