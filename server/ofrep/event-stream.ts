@@ -39,6 +39,7 @@ function noticeOf(team: TeamRow): string {
  */
 export function ofrepEventStreamRoutes(storage: Storage, { identify, streams }: { identify: Identify; streams: ConfigStreams }): Router {
   const router = Router({ mergeParams: true, caseSensitive: true });
+  const readTeam = sharedReads((teamId: number) => findTeam(storage.db, teamId));
   router.get('/', async (req, res) => {
     const teamId = teamIdOf((req.params as { team?: string }).team);
     const bearer = bearerOf(req);
@@ -53,7 +54,7 @@ export function ofrepEventStreamRoutes(storage: Storage, { identify, streams }: 
     if (!vouches(team, token, Date.now())) throw new Unauthorized('The event stream token is not one of this team, or it expired: evaluate the flags again (POST …/ofrep/v1/evaluate/flags) for a current one.');
     // Counted against the ingest key that vouches for it; ended when the key is rotated or the team deleted.
     const recheck = async () => {
-      const row = await findTeam(storage.db, teamId);
+      const row = await readTeam(teamId);
       return row && vouches(row, token) ? row : undefined;
     };
     serveTeamStream(storage, streams, req, res, team, { holder: team.ingest_key_hash, message: noticeOf, recheck });
@@ -65,4 +66,21 @@ export function ofrepEventStreamRoutes(storage: Storage, { identify, streams }: 
 function bearerOf(req: Request): string | undefined {
   const header = req.get('authorization');
   return header === undefined ? undefined : header.replace(/^Bearer +/i, '');
+}
+
+/**
+ * One read for every caller that asks while it is in flight: a config change reaches all of a
+ * team's streams at once, and each looks at the team's row, so they share one query, not one each.
+ * Nothing is kept once the read has answered.
+ */
+function sharedReads<T>(read: (teamId: number) => Promise<T>): (teamId: number) => Promise<T> {
+  const inFlight = new Map<number, Promise<T>>();
+  return (teamId) => {
+    let answer = inFlight.get(teamId);
+    if (answer === undefined) {
+      answer = read(teamId).finally(() => inFlight.delete(teamId));
+      inFlight.set(teamId, answer);
+    }
+    return answer;
+  };
 }

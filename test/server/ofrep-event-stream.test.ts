@@ -1,5 +1,6 @@
 // OFREP's event stream (ADR-0008): the bulk answer's eventStreams, opened as a browser's
 // EventSource opens it — the URL alone, no Authorization — and the notices a config change sends.
+import { SelectQueryNode, TableNode, type KyselyPlugin } from 'kysely';
 import { describe, expect, it } from 'vitest';
 import { rotateIngestKey } from '../../server/admin/service';
 import { hashCredential } from '../../server/auth/credentials';
@@ -18,6 +19,9 @@ type Bulk = { flags: Array<{ key: string; value?: unknown }>; eventStreams: Arra
 describe.each(engines)('OFREP event stream on %s', (engine) => {
   const server = useServer(engine);
   const limited = useApp(() => server().storage, { ofrepStreams: new ConfigStreams({ perCredential: 2, perProcess: 100 }, 'OFREP event streams') });
+  // The same storage, its reads of the teams table counted as they reach the database.
+  let teamReads = 0;
+  const counted = useApp(() => ({ ...server().storage, db: server().storage.db.withPlugin(countingTeamReads(() => teamReads++)) }), {});
 
   function evaluateAll(team: TestTeam, headers: Record<string, string> = {}, query = '') {
     return fetch(`${server().baseUrl}/api/teams/${team.id}/ofrep/v1/evaluate/flags${query}`, {
@@ -87,6 +91,24 @@ describe.each(engines)('OFREP event stream on %s', (engine) => {
       expect(unchanged.status).toBe(304);
     } finally {
       await stream?.close();
+    }
+  });
+
+  it('when a flag flips under 20 open streams of a team, then they share one read of the team\'s row instead of one each', async () => {
+    const team = await flagTeam();
+    const bulk = (await (await evaluateAll(team)).json()) as Bulk;
+    const opened = await Promise.all(Array.from({ length: 20 }, () => open(counted(), bulk.eventStreams[0]!.endpoint.requestUri)));
+    const streams = opened.map(({ stream }) => stream!);
+    try {
+      await expect.poll(() => streams.every((stream) => notices(stream).length === 1), WITHIN).toBe(true);
+      const keepAlives = () => streams.reduce((sum, stream) => sum + stream.text.split(': keep-alive').length - 1, 0);
+      const [readsBefore, keepAlivesBefore] = [teamReads, keepAlives()];
+      await flip(team, 'true');
+      await expect.poll(() => streams.every((stream) => notices(stream).length === 2), WITHIN).toBe(true);
+      // A keep-alive (every 15 s, each stream on its own timer) looks on its own: on a slow machine some may fall in the window.
+      expect(teamReads - readsBefore).toBeLessThanOrEqual(1 + 2 * (keepAlives() - keepAlivesBefore));
+    } finally {
+      await Promise.all(streams.map((stream) => stream.close()));
     }
   });
 
@@ -164,3 +186,14 @@ describe.each(engines)('OFREP event stream on %s', (engine) => {
     }
   });
 });
+
+/** A query plugin that calls `counted` for each select from the teams table, and changes nothing. */
+function countingTeamReads(counted: () => void): KyselyPlugin {
+  return {
+    transformQuery({ node }) {
+      if (SelectQueryNode.is(node) && node.from?.froms.some((from) => TableNode.is(from) && from.table.identifier.name === 'teams')) counted();
+      return node;
+    },
+    transformResult: async ({ result }) => result,
+  };
+}
