@@ -70,7 +70,7 @@ function participantOf(context) {
   for (const name in context) {
     const value = context[name];
     if (name === "targetingKey" || value === void 0 || !Object.hasOwn(context, name)) continue;
-    const read = attributeOf(value);
+    const read = typeof value === "string" || typeof value === "boolean" ? value : attributeOf(value);
     if (read === void 0) return { problem: `context key ${name} must be a string, number, boolean, date or an array of those` };
     attributes[name] = read;
     count++;

@@ -8274,7 +8274,8 @@ function startClient(options) {
       const decision = decideAndExpose(key, participant, attributes);
       if (!decision) return null;
       const details = { value: decision.value, text: decision.text, flag: decision.flag, reason: decision.reason, rule: decision.rule };
-      return decision.variant ? { ...details, experiment: { key: decision.variant.experiment, variant: decision.variant.key } } : details;
+      if (decision.variant) details.experiment = { key: decision.variant.experiment, variant: decision.variant.key };
+      return details;
     },
     experiment(key, participant, attributes) {
       return decided(key, (config) => {

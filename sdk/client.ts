@@ -133,7 +133,8 @@ export function startClient(options: ClientOptions): Client {
       const decision = decideAndExpose(key, participant, attributes);
       if (!decision) return null;
       const details: FeatureDetails = { value: decision.value, text: decision.text, flag: decision.flag, reason: decision.reason, rule: decision.rule };
-      return (decision.variant ? { ...details, experiment: { key: decision.variant.experiment, variant: decision.variant.key } } : details) as never;
+      if (decision.variant) details.experiment = { key: decision.variant.experiment, variant: decision.variant.key };
+      return details as never;
     },
     experiment(key, participant, attributes) {
       return decided(key, (config) => {

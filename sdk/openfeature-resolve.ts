@@ -61,7 +61,7 @@ export function participantOf(context: EvaluationContext): { key?: string; attri
   for (const name in context) {
     const value = context[name];
     if (name === 'targetingKey' || value === undefined || !Object.hasOwn(context, name)) continue;
-    const read = attributeOf(value);
+    const read = typeof value === 'string' || typeof value === 'boolean' ? value : attributeOf(value);
     if (read === undefined) return { problem: `context key ${name} must be a string, number, boolean, date or an array of those` };
     attributes[name] = read;
     count++;
