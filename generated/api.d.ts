@@ -1670,12 +1670,10 @@ export interface components {
         /** @description The name of a field of the resource, as its own schema names it. */
         AuditFieldName: string;
         /**
-         * @description The value of one field of the resource, exactly as the resource's own schema (named by the entry's `resource_type`) gives it: a string, number, boolean, null, or the field's array or object (e.g. a flag's `rules`, an experiment's `exclusion_group`), whose items and members are such values in turn.
+         * @description The value of one field of the resource, exactly as the resource's own schema (named by the entry's `resource_type`) gives it: a string, number, boolean, null, or the field's array or object (e.g. a flag's `rules`, an experiment's `exclusion_group`).
          * @example true
          */
-        AuditFieldValue: string | number | boolean | components["schemas"]["AuditFieldValue"][] | {
-            [key: string]: components["schemas"]["AuditFieldValue"];
-        } | null;
+        AuditFieldValue: string | number | boolean | (string | number | boolean | Record<string, unknown> | null)[] | Record<string, unknown> | null;
         /**
          * @description One change to a team's resources, written in the same transaction as the change: a change is never stored without its entry, nor an entry without its change. Entries are never updated.
          *

@@ -216,7 +216,7 @@ function packageJson(version: string): string {
 async function render(): Promise<Record<string, string>> {
   const document = withRemovedOperations(withRoleSentences(withCodeSamples(bundle())));
   const json = JSON.stringify(document, null, 2) + '\n';
-  const types = `// ${HEADER}\n` + astToString(await openapiTS(JSON.parse(json)));
+  const types = `// ${HEADER}\n` + astToString(await openapiTS(JSON.parse(json), { emptyObjectsUnknown: true }));
   const version = document.info.version;
   const evaluator = await compileEvaluator(types);
   return {
