@@ -7,7 +7,7 @@ import { ExperimentationServerProvider, type ProviderOptions } from 'experimenta
 import { describe, expect, it } from 'vitest';
 import { rotateIngestKey } from '../../server/admin/service';
 import { engines, useServer } from '../support/engines';
-import { arrangeReasons } from '../support/openfeature';
+import { arrangeReasons, unreadableConfigFetch } from '../support/openfeature';
 import { startProxy } from '../support/proxy';
 import { EVENT, EXPERIMENT, FLAG, servedStatistics } from '../support/sdk';
 import type { TestServer, TestTeam } from '../support/server';
@@ -82,16 +82,7 @@ describe.each(engines)('the OpenFeature server provider on %s', (engine) => {
     await arrangeReasons(team);
     const { provider, client } = await providerFor(server(), team);
     // A service whose boolean flag serves text this SDK cannot read as a boolean.
-    const unreadable = await providerFor(server(), team, {
-      fetch: async (input, init) => {
-        const response = await fetch(input, init);
-        if (!String(input).endsWith('/config') || response.status !== 200) return response;
-        const body = (await response.json()) as { data: { features: Array<{ key: string; value: string | null }> } };
-        body.data.features.find((flag) => flag.key === 'static_bool')!.value = 'yes';
-        return new Response(JSON.stringify(body), { status: 200, headers: response.headers });
-      },
-      stream: false,
-    });
+    const unreadable = await providerFor(server(), team, { fetch: unreadableConfigFetch, stream: false });
     try {
       // Act and assert
       expect(told(await client.getStringDetails('missing', 'fallback', { targetingKey: 'u1' }))).toMatchObject({ value: 'fallback', reason: 'ERROR', errorCode: 'FLAG_NOT_FOUND' });

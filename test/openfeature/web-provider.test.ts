@@ -7,7 +7,7 @@ import { evaluateConfig } from 'experimentation-api';
 import { ExperimentationWebProvider } from 'experimentation-api/openfeature';
 import { describe, expect, it } from 'vitest';
 import { engines, useServer } from '../support/engines';
-import { arrangeReasons } from '../support/openfeature';
+import { arrangeReasons, unreadableConfigFetch } from '../support/openfeature';
 import { EVENT, EXPERIMENT, FLAG, servedStatistics } from '../support/sdk';
 
 let domains = 0;
@@ -50,17 +50,7 @@ describe.each(engines)('the OpenFeature web provider on %s', (engine) => {
     const options = { baseUrl: server().baseUrl, team: team.id, ingestKey: team.ingestKey };
     const provider = new ExperimentationWebProvider(options);
     // A service whose boolean flag serves text this SDK cannot read as a boolean.
-    const unreadable = new ExperimentationWebProvider({
-      ...options,
-      stream: false,
-      fetch: async (input, init) => {
-        const response = await fetch(input, init);
-        if (!String(input).endsWith('/config') || response.status !== 200) return response;
-        const body = (await response.json()) as { data: { features: Array<{ key: string; value: string | null }> } };
-        body.data.features.find((flag) => flag.key === 'static_bool')!.value = 'yes';
-        return new Response(JSON.stringify(body), { status: 200, headers: response.headers });
-      },
-    });
+    const unreadable = new ExperimentationWebProvider({ ...options, stream: false, fetch: unreadableConfigFetch });
     // Asked before any config, in the same turn as it is made: the provider itself answers PROVIDER_NOT_READY.
     const early = new ExperimentationWebProvider(options);
     const beforeConfig = early.resolveBooleanEvaluation('static_bool', false, { targetingKey: 'visitor-1' });

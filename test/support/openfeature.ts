@@ -28,3 +28,12 @@ export async function arrangeReasons(team: TestTeam): Promise<void> {
     if (step.response.status !== 200) throw new Error(`arranging the flags failed: ${step.response.status} ${JSON.stringify(step.error)}`);
   }
 }
+
+/** A `fetch` for a provider: the service as it is, except that its boolean flag `static_bool` serves text no SDK can read as a boolean. */
+export async function unreadableConfigFetch(input: string | URL | Request, init?: RequestInit): Promise<Response> {
+  const response = await fetch(input, init);
+  if (!String(input).endsWith('/config') || response.status !== 200) return response;
+  const body = (await response.json()) as { data: { features: Array<{ key: string; value: string | null }> } };
+  body.data.features.find((flag) => flag.key === 'static_bool')!.value = 'yes';
+  return new Response(JSON.stringify(body), { status: 200, headers: response.headers });
+}
