@@ -1,4 +1,4 @@
-import type { Insertable, Selectable, Updateable } from 'kysely';
+import { sql, type Insertable, type Selectable, type Updateable } from 'kysely';
 import type { Database, Db } from '../storage/schema';
 
 /** The one module that writes webhook_deliveries: the outbox. */
@@ -17,9 +17,9 @@ export async function findDelivery(db: Db, endpointId: number, number: number): 
   return db.selectFrom('webhook_deliveries').selectAll().where('endpoint_id', '=', endpointId).where('number', '=', number).executeTakeFirst();
 }
 
-/** The oldest pending delivery of an endpoint: the next to send, whatever is queued after it. */
-export async function headOfQueue(db: Db, endpointId: number): Promise<DeliveryRow | undefined> {
-  return db.selectFrom('webhook_deliveries').selectAll().where('endpoint_id', '=', endpointId).where('status', '=', 'pending').orderBy('number').limit(1).executeTakeFirst();
+/** The oldest `limit` pending deliveries of an endpoint, oldest first: the next to send, whatever is queued after them. */
+export async function queueHead(db: Db, endpointId: number, limit: number): Promise<DeliveryRow[]> {
+  return db.selectFrom('webhook_deliveries').selectAll().where('endpoint_id', '=', endpointId).where('status', '=', 'pending').orderBy('number').limit(limit).execute();
 }
 
 /** Enabled endpoints with a pending delivery due by `at` whose lease is free: the queues to work on. */
@@ -40,6 +40,24 @@ export async function dueEndpoints(db: Db, at: string, limit: number): Promise<n
 
 export async function updateDelivery(db: Db, id: number, changes: Updateable<Database['webhook_deliveries']>): Promise<void> {
   await db.updateTable('webhook_deliveries').set(changes).where('id', '=', id).execute();
+}
+
+/** Records deliveries that were answered `status` (a 2xx), all at `at`; the first attempt of one never tried before is the batch's first send. */
+export async function markDelivered(db: Db, ids: number[], outcome: { status: number; firstAttemptAt: string; at: string }): Promise<void> {
+  await db
+    .updateTable('webhook_deliveries')
+    .set((eb) => ({
+      status: 'delivered',
+      attempts: eb('attempts', '+', 1),
+      last_status: outcome.status,
+      last_error: null,
+      last_attempt_at: outcome.at,
+      first_attempt_at: sql<string>`coalesce(first_attempt_at, ${outcome.firstAttemptAt})`,
+      next_attempt_at: null,
+      delivered_at: outcome.at,
+    }))
+    .where('id', 'in', ids)
+    .execute();
 }
 
 /** Deletes the deliveries queued before `cutoff` that are done (delivered or failed); answers how many. */

@@ -10,6 +10,8 @@ import { send, type AttemptOutcome } from './send';
 
 /** Endpoints whose queues one process works on at once. */
 const CONCURRENT_ENDPOINTS = 16;
+/** Deliveries of an endpoint read at once: the endpoint (URL, secret, enabled) is read again before each such batch. */
+const BATCH = 20;
 /** Delivered and failed deliveries are kept this long after they were queued. */
 const KEPT_MS = 30 * 86_400_000;
 const SWEEP_EVERY_MS = 3_600_000;
@@ -22,12 +24,15 @@ export interface WebhookDelivery {
 /**
  * The delivery worker, one per server process. Every `pollMs` it looks for enabled endpoints with
  * a delivery due and no live lease, and works on each one's queue: it takes the endpoint's lease
- * (a row lease, compare-and-set on `lease_until`, renewed before every attempt and three times
- * longer than an attempt may take), then sends the oldest pending delivery, records the outcome,
- * and goes on to the next until the queue is empty or a delivery waits for a retry. So deliveries
- * of an endpoint leave in order, one at a time, from one process — on PostgreSQL with several
- * processes too. A process that dies holding a lease leaves its delivery pending; the next
- * process takes the lease when it expires and sends it again (at least once).
+ * (a row lease, compare-and-set on `lease_until`, three times longer than an attempt may take, and
+ * renewed before an attempt whenever less than two attempts' time is left of it), then reads the
+ * endpoint and the oldest BATCH pending deliveries, sends them one after the other, and reads the
+ * next batch, until the queue is empty or a delivery waits for a retry. So deliveries of an
+ * endpoint leave in order, one at a time, from one process — on PostgreSQL with several processes
+ * too. Consecutive successes are recorded together, in one write before the next failure is
+ * recorded or the batch ends (so a queue of fast receivers costs about one write per batch, not
+ * one per delivery). A process that dies holding a lease leaves its unrecorded deliveries pending;
+ * the next process takes the lease when it expires and sends them again (at least once).
  */
 export function startWebhookDelivery(db: Db, settings: WebhookSettings, logger: Logger): WebhookDelivery {
   const owner = `${hostname()}:${process.pid}:${randomUUID()}`;
@@ -37,37 +42,61 @@ export function startWebhookDelivery(db: Db, settings: WebhookSettings, logger: 
   let looking = false;
   let lastSweep = 0;
 
-  const leaseUntil = () => new Date(Date.now() + leaseMs).toISOString();
+  /** Takes or renews the lease; answers until when it is held (ms since the epoch), or null when another process holds it. */
+  async function lease(endpointId: number): Promise<number | null> {
+    const until = Date.now() + leaseMs;
+    return (await claimLease(db, endpointId, owner, now(), new Date(until).toISOString())) ? until : null;
+  }
 
   async function work(endpointId: number): Promise<void> {
-    if (!(await claimLease(db, endpointId, owner, now(), leaseUntil()))) return;
+    let leaseEnds = await lease(endpointId);
+    if (leaseEnds === null) return;
     try {
       while (!stopped) {
         const endpoint = await endpointById(db, endpointId);
         if (!endpoint || !endpoint.enabled) return;
-        const head = await deliveries.headOfQueue(db, endpointId);
-        if (!head || (head.next_attempt_at !== null && iso(head.next_attempt_at) > now())) return;
-        if (!(await claimLease(db, endpointId, owner, now(), leaseUntil()))) return;
-        const startedAt = now();
-        const outcome = await send({ url: endpoint.url, secret: endpoint.secret, messageId: `msg_${head.audit_entry_id}`, body: head.body, timeoutMs: settings.timeoutMs, allowPrivate: settings.allowPrivateAddresses });
-        if (!(await recordOutcome(endpoint, head, outcome, startedAt))) return;
+        const batch = await deliveries.queueHead(db, endpointId, BATCH);
+        if (batch.length === 0) return;
+        const successes: Success[] = [];
+        try {
+          for (const head of batch) {
+            if (stopped || (head.next_attempt_at !== null && iso(head.next_attempt_at) > now())) return;
+            if (leaseEnds - Date.now() < settings.timeoutMs * 2 && (leaseEnds = await lease(endpointId)) === null) return;
+            const startedAt = now();
+            const outcome = await send({ url: endpoint.url, secret: endpoint.secret, messageId: `msg_${head.audit_entry_id}`, body: head.body, timeoutMs: settings.timeoutMs, allowPrivate: settings.allowPrivateAddresses });
+            if (delivered(outcome.status)) {
+              successes.push({ id: head.id, status: outcome.status, startedAt });
+              continue;
+            }
+            await recordSuccesses(successes.splice(0));
+            if (!(await recordFailure(endpoint, head, outcome, startedAt))) return;
+          }
+        } finally {
+          await recordSuccesses(successes);
+        }
       }
     } finally {
       await releaseLease(db, endpointId, owner).catch((error: unknown) => logger.warn({ err: error, endpointId }, 'releasing a webhook lease failed; it expires by itself'));
     }
   }
 
-  /** Records an attempt; answers whether the queue may go on to its next delivery. */
-  async function recordOutcome(endpoint: EndpointRow, head: deliveries.DeliveryRow, outcome: AttemptOutcome, startedAt: string): Promise<boolean> {
+  /** Records deliveries answered 2xx since the last write: one write per status answered. */
+  async function recordSuccesses(successes: Success[]): Promise<void> {
+    if (successes.length === 0) return;
+    const at = now();
+    for (const status of new Set(successes.map((success) => success.status))) {
+      const same = successes.filter((success) => success.status === status);
+      await deliveries.markDelivered(db, same.map((success) => success.id), { status, firstAttemptAt: same[0]!.startedAt, at });
+    }
+  }
+
+  /** Records an attempt that did not deliver; answers whether the queue may go on to its next delivery. */
+  async function recordFailure(endpoint: EndpointRow, head: deliveries.DeliveryRow, outcome: AttemptOutcome, startedAt: string): Promise<boolean> {
     const at = now();
     const attempts = head.attempts + 1;
     const firstAttemptAt = head.first_attempt_at === null ? startedAt : iso(head.first_attempt_at);
     const attempt = { attempts, last_status: outcome.status, last_error: outcome.error, last_attempt_at: at, first_attempt_at: firstAttemptAt };
     const { status } = outcome;
-    if (status !== null && status >= 200 && status < 300) {
-      await deliveries.updateDelivery(db, head.id, { ...attempt, status: 'delivered', next_attempt_at: null, delivered_at: at });
-      return true;
-    }
     if (status === 410) {
       await deliveries.updateDelivery(db, head.id, { ...attempt, status: 'failed', next_attempt_at: null });
       await disableEndpoint(db, endpoint.id, `The receiver answered 410 Gone at ${at}.`, at);
@@ -120,6 +149,16 @@ export function startWebhookDelivery(db: Db, settings: WebhookSettings, logger: 
       await Promise.all(working.values());
     },
   };
+}
+
+interface Success {
+  id: number;
+  status: number;
+  startedAt: string;
+}
+
+function delivered(status: number | null): status is number {
+  return status !== null && status >= 200 && status < 300;
 }
 
 /** The wait after the n-th failed attempt: base × 2^(n-1), at most the maximum, of which a random half (jitter spreads receivers' recoveries). */
