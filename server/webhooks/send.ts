@@ -1,11 +1,18 @@
-import { request as httpRequest, type IncomingMessage } from 'node:http';
-import { request as httpsRequest } from 'node:https';
+import { Agent as HttpAgent, request as httpRequest, type IncomingMessage } from 'node:http';
+import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import type { LookupFunction } from 'node:net';
 import { publicAddresses, RefusedUrl } from './addresses';
 import { signedHeaders } from './signature';
 
 /** At most this much of a receiver's answer is read (the rest is dropped with the connection). */
 export const ANSWER_CAP_BYTES = 64 * 1024;
+
+/**
+ * Connections are kept open between deliveries to one host and port. A kept connection was made
+ * to an address checked then, and every attempt checks the host's current addresses before it is
+ * sent, on a kept connection or a new one.
+ */
+const agents = { 'http:': new HttpAgent({ keepAlive: true }), 'https:': new HttpsAgent({ keepAlive: true }) };
 
 export interface Attempt {
   url: string;
@@ -49,7 +56,7 @@ export async function send(attempt: Attempt): Promise<AttemptOutcome> {
   };
   const request = url.protocol === 'https:' ? httpsRequest : httpRequest;
   return new Promise((resolve) => {
-    const req = request(url, { method: 'POST', headers, lookup: pinned, agent: false, signal: AbortSignal.timeout(attempt.timeoutMs) }, (res) => {
+    const req = request(url, { method: 'POST', headers, lookup: pinned, agent: url.protocol === 'https:' ? agents['https:'] : agents['http:'], signal: AbortSignal.timeout(attempt.timeoutMs) }, (res) => {
       readCapped(res).then(
         (answer) => resolve(outcomeOf(res.statusCode ?? 0, answer)),
         () => resolve(outcomeOf(res.statusCode ?? 0, '')),
