@@ -27,7 +27,8 @@ export interface WebhookDelivery {
  * (a row lease, compare-and-set on `lease_until`, three times longer than an attempt may take, and
  * renewed before an attempt whenever less than two attempts' time is left of it), then reads the
  * endpoint and the oldest BATCH pending deliveries, sends them one after the other, and reads the
- * next batch, until the queue is empty or a delivery waits for a retry. So deliveries of an
+ * next batch, until a batch comes short (what is queued meanwhile waits for the next look) or a
+ * delivery waits for a retry. So deliveries of an
  * endpoint leave in order, one at a time, from one process — on PostgreSQL with several processes
  * too. Consecutive successes are recorded together, in one write before the next failure is
  * recorded or the batch ends (so a queue of fast receivers costs about one write per batch, not
@@ -74,6 +75,7 @@ export function startWebhookDelivery(db: Db, settings: WebhookSettings, logger: 
         } finally {
           await recordSuccesses(successes);
         }
+        if (batch.length < BATCH) return;
       }
     } finally {
       await releaseLease(db, endpointId, owner).catch((error: unknown) => logger.warn({ err: error, endpointId }, 'releasing a webhook lease failed; it expires by itself'));
