@@ -1,5 +1,5 @@
 // `node --import tsx bench/webhooks.ts [--rounds 5] [--seconds 2] [--concurrency 4] [--changes 1000]
-// [--failing-seconds 20] [--engines sqlite,postgres]`: what webhooks cost (issue #41). A real server
+// [--failing-seconds 60] [--engines sqlite,postgres]`: what webhooks cost (issue #41). A real server
 // per engine (a process of its own on scratch storage, WEBHOOK_ALLOW_PRIVATE_ADDRESSES so endpoints
 // may point at a receiver on 127.0.0.1, and the shortened retries below), and in the same run:
 // (a) flag updates (PUT …/features/f) per second on a team with one endpoint wanting flag.* at a
@@ -29,7 +29,7 @@ const { values } = parseArgs({
     seconds: { type: 'string', default: '2' },
     concurrency: { type: 'string', default: '4' },
     changes: { type: 'string', default: '1000' },
-    'failing-seconds': { type: 'string', default: '20' },
+    'failing-seconds': { type: 'string', default: '60' },
     engines: { type: 'string', default: 'sqlite,postgres' },
   },
 });
