@@ -257,7 +257,7 @@ export interface paths {
         put?: never;
         /**
          * Rotate webhook secret
-         * @description Issues the endpoint a new signing secret and answers it — the only answer that shows it. The old secret stops at once: every attempt from then on, retries of queued deliveries included, is signed with the new one. Written to the audit log as `webhook` / `issued` (never the secret). Needs the `admin` role: an endpoint receives every change it asks for, before and after.
+         * @description Issues the endpoint a new signing secret and answers it — the only answer that shows it. Every attempt from then on, retries of queued deliveries included, is signed with the new secret and, for 24 hours (the operator's `WEBHOOK_SECRET_OVERLAP_SECONDS`; 0 for none), also with the secret it replaces: `webhook-signature` then holds both signatures, separated by a space, as Standard Webhooks has it, so the receiver can switch to the new secret when it is ready. A rotation ends the overlap of the one before: at most two secrets sign a delivery. Written to the audit log as `webhook` / `issued` (never the secret). Needs the `admin` role: an endpoint receives every change it asks for, before and after.
          *
          *     Role: `admin`, with a token that is not read-only (otherwise 403).
          */

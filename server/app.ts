@@ -53,7 +53,7 @@ export interface AppOptions {
   /** How long an ingest's idempotency key is kept (the key sweep's window, main.ts); INGEST_KEY_WINDOW_* from the environment when not given. */
   ingestKeyWindowMs?: number;
   /** Which webhook URLs are taken (WEBHOOK_ALLOW_PRIVATE_ADDRESSES); WEBHOOK_* from the environment when not given. */
-  webhooks?: Pick<WebhookSettings, 'allowPrivateAddresses'>;
+  webhooks?: Pick<WebhookSettings, 'allowPrivateAddresses' | 'secretOverlapMs'>;
 }
 
 /**

@@ -51,6 +51,8 @@ export interface WebhookSettings {
   retryWindowMs: number;
   /** WEBHOOK_POLL_SECONDS (1): how often a process looks for deliveries due. */
   pollMs: number;
+  /** WEBHOOK_SECRET_OVERLAP_SECONDS (86 400; 0 for none): how long a rotated-out secret still signs deliveries, beside the new one. */
+  secretOverlapMs: number;
 }
 
 export interface Settings {
@@ -111,6 +113,7 @@ export function webhooksFromEnv(env: NodeJS.ProcessEnv = process.env): WebhookSe
     retryMaxMs: seconds(env, 'WEBHOOK_RETRY_MAX_SECONDS', 3600),
     retryWindowMs: seconds(env, 'WEBHOOK_RETRY_WINDOW_SECONDS', 86_400),
     pollMs: seconds(env, 'WEBHOOK_POLL_SECONDS', 1),
+    secretOverlapMs: integer(env, 'WEBHOOK_SECRET_OVERLAP_SECONDS', 86_400, 604_800, 0) * 1000,
   };
 }
 
@@ -189,11 +192,11 @@ function boolean(env: NodeJS.ProcessEnv, name: string, fallback: boolean): boole
   throw new Error(`${name} must be true or false, not '${raw}'`);
 }
 
-function integer(env: NodeJS.ProcessEnv, name: string, fallback: number, max: number): number {
+function integer(env: NodeJS.ProcessEnv, name: string, fallback: number, max: number, min = 1): number {
   const raw = env[name];
   if (raw === undefined || raw === '') return fallback;
   const value = Number(raw);
-  if (!Number.isInteger(value) || value < 1 || value > max) throw new Error(`${name} must be a whole number from 1 to ${max}, not '${raw}'`);
+  if (!Number.isInteger(value) || value < min || value > max) throw new Error(`${name} must be a whole number from ${min} to ${max}, not '${raw}'`);
   return value;
 }
 

@@ -27,6 +27,7 @@ import { memberRoles } from './migrations/019_member_roles';
 import { auditLog } from './migrations/020_audit_log';
 import { webhooks } from './migrations/021_webhooks';
 import { cuped } from './migrations/022_cuped';
+import { webhookSecretOverlap } from './migrations/023_webhook_secret_overlap';
 import { registerExactAdd } from './exact-sums';
 import { preparingStatements } from './postgres-statements';
 import type { Database, Db } from './schema';
@@ -167,6 +168,7 @@ export function migrationsOf(engine: Engine): Record<string, Migration> {
     '020_audit_log': auditLog(engine),
     '021_webhooks': webhooks(engine),
     '022_cuped': cuped(engine),
+    '023_webhook_secret_overlap': webhookSecretOverlap(engine),
   };
 }
 

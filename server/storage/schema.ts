@@ -240,6 +240,9 @@ export interface Database {
     description: string | null;
     disabled_reason: string | null;
     secret: string;
+    /** The secret before the last rotation, signing deliveries beside `secret` until `previous_secret_until`. */
+    previous_secret: ColumnType<string | null, string | null | undefined, string | null>;
+    previous_secret_until: ColumnType<Date | string | null, string | null | undefined, string | null>;
     deliveries_queued: ColumnType<number, number | undefined, number>;
     lease_owner: ColumnType<string | null, string | null | undefined, string | null>;
     lease_until: ColumnType<Date | string | null, string | null | undefined, string | null>;

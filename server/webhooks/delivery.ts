@@ -64,7 +64,7 @@ export function startWebhookDelivery(db: Db, settings: WebhookSettings, logger: 
             if (stopped || (head.next_attempt_at !== null && iso(head.next_attempt_at) > now())) return;
             if (leaseEnds - Date.now() < settings.timeoutMs * 2 && (leaseEnds = await lease(endpointId)) === null) return;
             const startedAt = now();
-            const outcome = await send({ url: endpoint.url, secret: endpoint.secret, messageId: `msg_${head.audit_entry_id}`, body: head.body, timeoutMs: settings.timeoutMs, allowPrivate: settings.allowPrivateAddresses });
+            const outcome = await send({ url: endpoint.url, secrets: secretsOf(endpoint), messageId: `msg_${head.audit_entry_id}`, body: head.body, timeoutMs: settings.timeoutMs, allowPrivate: settings.allowPrivateAddresses });
             if (delivered(outcome.status)) {
               successes.push({ id: head.id, status: outcome.status, startedAt });
               continue;
@@ -151,6 +151,12 @@ export function startWebhookDelivery(db: Db, settings: WebhookSettings, logger: 
       await Promise.all(working.values());
     },
   };
+}
+
+/** The endpoint's secret, and the one before it while that still signs. */
+function secretsOf(endpoint: EndpointRow): string[] {
+  const until = endpoint.previous_secret_until;
+  return endpoint.previous_secret !== null && until !== null && iso(until) > now() ? [endpoint.secret, endpoint.previous_secret] : [endpoint.secret];
 }
 
 interface Success {

@@ -9,7 +9,7 @@ import * as service from './service';
 type Create = Parameters<typeof service.createEndpoint>[2];
 type Update = Parameters<typeof service.updateEndpoint>[3];
 
-export function webhookRoutes({ db }: Storage, settings: Pick<WebhookSettings, 'allowPrivateAddresses'>): Router {
+export function webhookRoutes({ db }: Storage, settings: Pick<WebhookSettings, 'allowPrivateAddresses' | 'secretOverlapMs'>): Router {
   const router = Router({ mergeParams: true, caseSensitive: true });
   const allowPrivate = settings.allowPrivateAddresses;
   router.get('/', async (_req, res) => {
@@ -28,7 +28,7 @@ export function webhookRoutes({ db }: Storage, settings: Pick<WebhookSettings, '
     res.json({ data: await service.deleteEndpoint(db, teamOf(res), req.params.webhook!, changeOf(res)) });
   });
   router.post('/:webhook/rotate-secret', async (req, res) => {
-    res.json({ data: await service.rotateSecret(db, teamOf(res), req.params.webhook!, changeOf(res)) });
+    res.json({ data: await service.rotateSecret(db, teamOf(res), req.params.webhook!, changeOf(res), settings.secretOverlapMs) });
   });
   router.get('/:webhook/deliveries', async (req, res) => {
     const limit = req.query.limit === undefined ? 50 : Number(req.query.limit);

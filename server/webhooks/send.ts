@@ -16,7 +16,8 @@ const agents = { 'http:': new HttpAgent({ keepAlive: true }), 'https:': new Http
 
 export interface Attempt {
   url: string;
-  secret: string;
+  /** The endpoint's secret, and its previous one while that still signs. */
+  secrets: string[];
   messageId: string;
   body: string;
   timeoutMs: number;
@@ -49,7 +50,7 @@ export async function send(attempt: Attempt): Promise<AttemptOutcome> {
     else callback(null, first.address, first.family);
   };
   const headers = {
-    ...signedHeaders(attempt.secret, attempt.messageId, Math.floor(Date.now() / 1000), attempt.body),
+    ...signedHeaders(attempt.secrets, attempt.messageId, Math.floor(Date.now() / 1000), attempt.body),
     'content-type': 'application/json',
     'content-length': String(Buffer.byteLength(attempt.body)),
     'user-agent': 'experimentation-webhooks/1',

@@ -131,11 +131,13 @@ export async function deleteEndpoint(db: Db, team: TeamRow, key: string, change:
   return toEndpoint(deleted);
 }
 
-export async function rotateSecret(db: Db, team: TeamRow, key: string, change: Change): Promise<WebhookEndpointWithSecret> {
+/** A new secret for the endpoint; the one it replaces still signs deliveries, beside it, for `overlapMs` (none when 0). */
+export async function rotateSecret(db: Db, team: TeamRow, key: string, change: Change, overlapMs: number): Promise<WebhookEndpointWithSecret> {
   const secret = newSecret();
   const rotated = await teamWrite(db, team.id, async (trx) => {
     const endpoint = await requireEndpoint(trx, team, key);
-    const row = await endpoints.updateEndpoint(trx, endpoint.id, { secret, updated_at: now() });
+    const previous = overlapMs > 0 ? { previous_secret: endpoint.secret, previous_secret_until: new Date(Date.now() + overlapMs).toISOString() } : { previous_secret: null, previous_secret_until: null };
+    const row = await endpoints.updateEndpoint(trx, endpoint.id, { secret, ...previous, updated_at: now() });
     await record(trx, team.id, change, { resource: 'webhook', key, action: 'issued', before: null, after: { key, secret_rotated: true } });
     return row;
   });

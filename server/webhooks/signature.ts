@@ -18,10 +18,16 @@ export interface SignedHeaders {
   'webhook-signature': string;
 }
 
-/** The three headers of a delivery of `body` (the exact bytes sent) with id `id` at `timestamp` (seconds since the epoch). */
-export function signedHeaders(secret: string, id: string, timestamp: number, body: string): SignedHeaders {
-  if (!secret.startsWith(SECRET_PREFIX)) throw new Error('A webhook secret starts with whsec_.');
-  const key = Buffer.from(secret.slice(SECRET_PREFIX.length), 'base64');
-  const digest = createHmac('sha256', key).update(`${id}.${timestamp}.${body}`, 'utf8').digest('base64');
-  return { 'webhook-id': id, 'webhook-timestamp': String(timestamp), 'webhook-signature': `v1,${digest}` };
+/**
+ * The three headers of a delivery of `body` (the exact bytes sent) with id `id` at `timestamp`
+ * (seconds since the epoch), signed with each of `secrets`: the signatures separated by spaces, as
+ * the convention has it while a secret is being rotated (a receiver accepts any one it can verify).
+ */
+export function signedHeaders(secrets: string[], id: string, timestamp: number, body: string): SignedHeaders {
+  const signatures = secrets.map((secret) => {
+    if (!secret.startsWith(SECRET_PREFIX)) throw new Error('A webhook secret starts with whsec_.');
+    const key = Buffer.from(secret.slice(SECRET_PREFIX.length), 'base64');
+    return `v1,${createHmac('sha256', key).update(`${id}.${timestamp}.${body}`, 'utf8').digest('base64')}`;
+  });
+  return { 'webhook-id': id, 'webhook-timestamp': String(timestamp), 'webhook-signature': signatures.join(' ') };
 }

@@ -144,6 +144,28 @@ describe.each(engines)('webhooks on %s', (engine) => {
     expect(receiver.received.some((request) => request.body.includes('rolled back'))).toBe(false);
   });
 
+  it('when the secret is rotated twice, then each delivery is signed with the current and the previous secret, which standardwebhooks verifies with either, and never with the one before', async () => {
+    const rotating = await startReceiver();
+    const created = (await create({ url: rotating.url, event_types: ['flag.updated'] })).data!.data;
+    const rotate = async () => (await team.api.POST('/api/teams/{team}/webhooks/{webhook}/rotate-secret', { params: { path: { ...path(), webhook: created.key } } })).data!.data.secret;
+    await team.api.POST('/api/teams/{team}/features', { params: { path: path() }, body: { key: 'rotated', type: 'boolean' } });
+    const deliveredWith = async (enabled: boolean, count: number) => {
+      await flagUpdate('rotated', enabled);
+      await until(`${count} delivered`, () => new Set(rotating.ids()).size >= count);
+      return rotating.received.at(-1)!;
+    };
+    const secrets = [created.secret, await rotate()];
+    const first = await deliveredWith(true, 1);
+    expect(String(first.headers['webhook-signature']).split(' ')).toHaveLength(2);
+    for (const secret of secrets) expect(() => new Webhook(secret).verify(first.body, first.headers as Record<string, string>)).not.toThrow();
+    secrets.push(await rotate());
+    const second = await deliveredWith(false, 2);
+    for (const secret of secrets.slice(1)) expect(() => new Webhook(secret).verify(second.body, second.headers as Record<string, string>)).not.toThrow();
+    expect(() => new Webhook(secrets[0]!).verify(second.body, second.headers as Record<string, string>)).toThrow();
+    await team.api.DELETE('/api/teams/{team}/webhooks/{webhook}', { params: { path: { ...path(), webhook: created.key } } });
+    await rotating.close();
+  });
+
   describe('delivery failures', () => {
     let other: TestTeam;
     let failing: Receiver;
@@ -242,7 +264,7 @@ describe.each(engines)('webhook address safety on %s', (engine) => {
   let receiver: Receiver;
   beforeAll(async () => {
     // The API refuses private addresses; the delivery worker is the operator's test one, which allows them — but see the rebinding case.
-    server = await startWebhookServer(engine, { allowPrivateAddresses: false, timeoutMs: 2000, retryBaseMs: 100, retryMaxMs: 400, retryWindowMs: 86_400_000, pollMs: 50 }, { worker: false });
+    server = await startWebhookServer(engine, { allowPrivateAddresses: false, timeoutMs: 2000, retryBaseMs: 100, retryMaxMs: 400, retryWindowMs: 86_400_000, pollMs: 50, secretOverlapMs: 0 }, { worker: false });
     team = await server.newTeam();
     receiver = await startReceiver();
   });
@@ -285,5 +307,31 @@ describe.each(engines)('webhook delivery to a name re-pointed at a private addre
     const [delivery] = await deliveries();
     expect(delivery).toMatchObject({ status: 'pending', last_status: null, last_error: 'refused: resolves to 127.0.0.1, a loopback address' });
     expect(receiver.received).toHaveLength(0);
+  });
+});
+
+describe.each(engines)('webhook secret rotated with no overlap on %s', (engine) => {
+  let server: WebhookServer;
+  let receiver: Receiver;
+  beforeAll(async () => {
+    server = await startWebhookServer(engine, { ...QUICK, secretOverlapMs: 0 });
+    receiver = await startReceiver();
+  });
+  afterAll(async () => {
+    await receiver?.close();
+    await server?.close();
+  });
+
+  it('when WEBHOOK_SECRET_OVERLAP_SECONDS is 0 and the secret is rotated, then deliveries are signed with the new secret alone', async () => {
+    const team = await server.newTeam();
+    const p = { team: team.id };
+    const created = (await team.api.POST('/api/teams/{team}/webhooks', { params: { path: p }, body: { key: 'hook', url: receiver.url, event_types: ['flag.created'] } })).data!.data;
+    const rotated = (await team.api.POST('/api/teams/{team}/webhooks/{webhook}/rotate-secret', { params: { path: { ...p, webhook: 'hook' } } })).data!.data.secret;
+    await team.api.POST('/api/teams/{team}/features', { params: { path: p }, body: { key: 'f', type: 'boolean' } });
+    await until('delivered', () => receiver.received.length >= 1);
+    const [request] = receiver.received;
+    expect(String(request!.headers['webhook-signature']).split(' ')).toHaveLength(1);
+    expect(() => new Webhook(rotated).verify(request!.body, request!.headers as Record<string, string>)).not.toThrow();
+    expect(() => new Webhook(created.secret).verify(request!.body, request!.headers as Record<string, string>)).toThrow();
   });
 });

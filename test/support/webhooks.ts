@@ -67,7 +67,7 @@ export async function startReceiver(path = '/hook'): Promise<Receiver> {
 }
 
 /** Delivery settings short enough for tests: attempts of 5 s, retries after 50–100 ms growing to at most 0.4 s, looked for every 50 ms. */
-export const QUICK: WebhookSettings = { allowPrivateAddresses: true, timeoutMs: 5000, retryBaseMs: 100, retryMaxMs: 400, retryWindowMs: 86_400_000, pollMs: 50 };
+export const QUICK: WebhookSettings = { allowPrivateAddresses: true, timeoutMs: 5000, retryBaseMs: 100, retryMaxMs: 400, retryWindowMs: 86_400_000, pollMs: 50, secretOverlapMs: 86_400_000 };
 
 export interface WebhookServer {
   baseUrl: string;
