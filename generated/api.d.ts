@@ -1189,6 +1189,12 @@ export interface components {
          */
         MinimumEffect: number | null;
         /**
+         * Format: int32
+         * @description The pre-exposure window of the regression adjustment (CUPED), in whole days. For each event of the experiment, a participant's covariate is what it did in the `pre_exposure_days` UTC days before the day it enrolled: its number of events (`count`, `unique` events) or their value sum (`value` events), counting every event it sent — with `enrol: false` too, and while enrolled in no experiment. The covariate is frozen when the participant enrols, so a change of the window applies to the participants enrolled from then on. 14 by default; 0 turns the adjustment off (no pre-exposure activity is looked up for it, and the results serve only unadjusted figures). An integer outside 0–60 is a 400 naming the field.
+         * @example 14
+         */
+        PreExposureDays: number;
+        /**
          * @description 128 random bits as 32 lowercase hexadecimal characters; the experiment's hash seed.
          * @example 9f86d081884c7d659a2feaa0c55ad015
          */
@@ -1346,6 +1352,7 @@ export interface components {
             /** @description Keys of the guardrail events (see Guardrails), in the order given; `[]` for none. */
             guardrails: components["schemas"]["Guardrails"];
             minimum_effect: components["schemas"]["MinimumEffect"];
+            pre_exposure_days: components["schemas"]["PreExposureDays"];
             seed: components["schemas"]["Seed"];
             hash_version: components["schemas"]["HashVersion"];
             /** @description Who may enter, by their attributes (see Condition); `{}` — the default — holds for everyone. A participant with no stored attributes is evaluated against `{}`. */
@@ -1875,6 +1882,8 @@ export interface components {
             exclusion_group?: components["schemas"]["ExclusionGroup"];
             /** @description The smallest relative effect worth detecting (see MinimumEffect); null when not given. A value outside (0, 10] is a 400 naming `/body/minimum_effect`. */
             minimum_effect?: components["schemas"]["MinimumEffect"];
+            /** @description The pre-exposure window of the regression adjustment (see PreExposureDays), 0 to 60 whole days, 0 turning it off; 14 when not given. Anything else is a 400 naming `/body/pre_exposure_days`. */
+            pre_exposure_days?: components["schemas"]["PreExposureDays"];
             /** @description Guardrail events (see Guardrails); `[]` when not given. An unknown key is a 404 naming `/body/guardrails/{index}`; the goal among them, a repeated key or more than 10 a 400 naming `/body/guardrails`; nothing is stored then. */
             guardrails?: components["schemas"]["Guardrails"];
         };
@@ -1892,6 +1901,8 @@ export interface components {
             exclusion_group?: components["schemas"]["ExclusionGroup"];
             /** @description A new minimum effect (see MinimumEffect), also while the experiment runs — it changes only the planning figures; null to state none. A value outside (0, 10] is a 400 naming `/body/minimum_effect`. */
             minimum_effect?: components["schemas"]["MinimumEffect"];
+            /** @description A new pre-exposure window (see PreExposureDays), 0 to 60 whole days, 0 turning the adjustment off, also while the experiment runs: participants already enrolled keep the covariates frozen when they enrolled; those enrolled from then on get covariates over the new window. Anything else is a 400 naming `/body/pre_exposure_days`. */
+            pre_exposure_days?: components["schemas"]["PreExposureDays"];
             /** @description A new list of guardrail events, replacing the old one (`[]` for none), also while the experiment runs. An unknown key is a 404 naming `/body/guardrails/{index}`; the goal (the new `event` when given) among them, a repeated key or more than 10 a 400 naming `/body/guardrails`; nothing is changed then. Changing `event` to one of the guardrails without a new list is a 400 naming `/body/event`. */
             guardrails?: components["schemas"]["Guardrails"];
         };
@@ -3691,6 +3702,7 @@ export interface components {
                  *             "refunds"
                  *           ],
                  *           "minimum_effect": 0.2,
+                 *           "pre_exposure_days": 14,
                  *           "seed": "9f86d081884c7d659a2feaa0c55ad015",
                  *           "hash_version": 2,
                  *           "conditions": {
@@ -3756,6 +3768,7 @@ export interface components {
                  *           "refunds"
                  *         ],
                  *         "minimum_effect": 0.2,
+                 *         "pre_exposure_days": 14,
                  *         "seed": "9f86d081884c7d659a2feaa0c55ad015",
                  *         "hash_version": 2,
                  *         "conditions": {

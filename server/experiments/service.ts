@@ -5,6 +5,7 @@ import { largestField, requireConfigFits } from '../config/service';
 import { changingConfig } from '../config/version';
 import { CURRENT_HASH_VERSION } from '../domain/assignment';
 import { rangesOverlap } from '../domain/exclusion-groups';
+import { DEFAULT_WINDOW_DAYS } from '../domain/pre-exposure';
 import { requireEvent } from '../events/service';
 import { findEvent as findEventOf } from '../events/store';
 import { BadRequest, Conflict, NotFound } from '../http/errors';
@@ -76,6 +77,7 @@ export async function createExperiment(db: Db, team: TeamRow, input: ExperimentC
         seed: randomBytes(16).toString('hex'),
         hash_version: CURRENT_HASH_VERSION,
         minimum_effect: input.minimum_effect ?? null,
+        pre_exposure_days: input.pre_exposure_days ?? DEFAULT_WINDOW_DAYS,
         ...targeting,
         created_at: at,
         updated_at: at,
@@ -115,6 +117,7 @@ export async function updateExperiment(db: Db, team: TeamRow, key: string, input
         description: input.description,
         event_id: goal?.id,
         minimum_effect: input.minimum_effect,
+        pre_exposure_days: input.pre_exposure_days,
         ...targeting,
         updated_at: at,
       }),

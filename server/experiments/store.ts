@@ -31,6 +31,7 @@ export function toExperiment(row: ExperimentRow): Experiment {
     event: row.event_key,
     guardrails: guardrailsOf(row).map((event) => event.key),
     minimum_effect: row.minimum_effect,
+    pre_exposure_days: row.pre_exposure_days,
     seed: row.seed,
     hash_version: row.hash_version,
     conditions: conditionsOf(row),

@@ -92,6 +92,7 @@ describe.each(engines)('experiments on %s', (engine) => {
         event: 'purchase',
         guardrails: [],
         minimum_effect: null,
+        pre_exposure_days: 14,
         seed: expect.stringMatching(SEED),
         hash_version: 2,
         conditions: {},
@@ -128,6 +129,32 @@ describe.each(engines)('experiments on %s', (engine) => {
       expect(untouched.data!.data.minimum_effect).toBe(10);
       expect(cleared.data!.data.minimum_effect).toBeNull();
       expect((await team.api.GET('/api/teams/{team}/experiments/{experiment}', { params: { path } })).data!.data.minimum_effect).toBeNull();
+    });
+
+    it('when a pre-exposure window is given, then it is stored and changed by PUT, 0 included; outside 0–60 or not whole it is a 400 naming it and nothing changes', async () => {
+      // Arrange
+      const team = await teamWithEvents();
+      const path = { team: team.id, experiment: 'adjusted' };
+      const created = await team.api.POST('/api/teams/{team}/experiments', { params: { path: { team: team.id } }, body: { key: 'adjusted', event: 'purchase', pre_exposure_days: 30 } });
+      const refusedAtCreation = await Promise.all([-1, 61, 7.5].map((pre_exposure_days, index) => team.api.POST('/api/teams/{team}/experiments', { params: { path: { team: team.id } }, body: { key: `refused${index}`, event: 'purchase', pre_exposure_days } })));
+
+      // Act
+      const refused = await Promise.all([-1, 61, 7.5].map((pre_exposure_days) => team.api.PUT('/api/teams/{team}/experiments/{experiment}', { params: { path }, body: { pre_exposure_days } })));
+      const widest = await team.api.PUT('/api/teams/{team}/experiments/{experiment}', { params: { path }, body: { pre_exposure_days: 60 } });
+      const untouched = await team.api.PUT('/api/teams/{team}/experiments/{experiment}', { params: { path }, body: { description: 'still adjusted' } });
+      const off = await team.api.PUT('/api/teams/{team}/experiments/{experiment}', { params: { path }, body: { pre_exposure_days: 0 } });
+
+      // Assert
+      expect(created.data!.data.pre_exposure_days).toBe(30);
+      for (const answer of [...refusedAtCreation, ...refused]) {
+        expect(answer.response.status).toBe(400);
+        expect(JSON.stringify(answer.error)).toContain('/body/pre_exposure_days');
+      }
+      expect((await team.api.GET('/api/teams/{team}/experiments', { params: { path: { team: team.id } } })).data!.data.map((experiment) => experiment.key)).toEqual(['adjusted']);
+      expect(widest.data!.data.pre_exposure_days).toBe(60);
+      expect(untouched.data!.data.pre_exposure_days).toBe(60);
+      expect(off.data!.data.pre_exposure_days).toBe(0);
+      expect((await team.api.GET('/api/teams/{team}/experiments/{experiment}', { params: { path } })).data!.data.pre_exposure_days).toBe(0);
     });
 
     it('when the description is left out, then it is null', async () => {
