@@ -7,6 +7,7 @@ import { ServiceUnavailable } from './http/errors';
 import { writeProblem } from './http/problem';
 import { sweepAuditLogEvery } from './audit/service';
 import { sweepIngestKeys } from './ingest/keys';
+import { sweepPreExposureActivityEvery } from './ledger/pre-exposure-sweep';
 import { recordAddress, urlOf } from './address';
 import { seconds, settingsFromEnv } from './settings';
 import { openStorage } from './storage/database';
@@ -54,6 +55,7 @@ const ofrepStreams = new ConfigStreams(settings.ofrepStreams, OFREP_STREAMS);
 const app = createApp({ storage, logger, validateResponses: settings.validateResponses, configStreams, ofrepStreams, caches: settings.caches, ingestKeyWindowMs: settings.ingestKeyWindowMs, webhooks: settings.webhooks });
 const stopSweeping = sweepIngestKeys(storage, settings.ingestKeyWindowMs, logger);
 const stopSweepingAuditLog = sweepAuditLogEvery(storage.db, settings.auditLogRetentionDays, logger);
+const stopSweepingPreExposure = sweepPreExposureActivityEvery(storage, logger);
 const webhookDelivery = startWebhookDelivery(storage.db, settings.webhooks, logger);
 
 let shuttingDown = false;
@@ -130,6 +132,7 @@ function shutDown(signal: NodeJS.Signals): void {
 
   stopSweeping();
   stopSweepingAuditLog();
+  stopSweepingPreExposure();
   forgetAddress();
   for (const res of inFlight) if (!res.headersSent) res.setHeader('Connection', 'close');
   // Streams would never finish by themselves: they end now, and their clients reconnect elsewhere.

@@ -2,6 +2,7 @@ import { sql } from 'kysely';
 import type { Logger } from 'pino';
 import type { components } from '../../generated/api';
 import type { Storage } from '../storage/database';
+import { removeInBatches } from '../storage/sweep';
 import { now } from '../storage/values';
 
 type IngestOutcome = components['schemas']['IngestOutcome'];
@@ -98,17 +99,12 @@ const SWEEP_EVERY_MS = 3_600_000;
  * flush, so the two never deadlock, and a skipped key goes at the next sweep.
  */
 export async function removeExpiredKeys(storage: Storage, cutoff: string): Promise<number> {
-  let removed = 0;
-  for (;;) {
-    const { numAffectedRows } =
-      storage.engine === 'postgres'
-        ? await sql`delete from ingest_keys where (team_id, key) in (
-            select team_id, key from ingest_keys where created_at < ${cutoff}::timestamptz limit ${SWEEP_BATCH} for update skip locked)`.execute(storage.db)
-        : await sql`delete from ingest_keys where rowid in (select rowid from ingest_keys where created_at < ${cutoff} limit ${SWEEP_BATCH})`.execute(storage.db);
-    const count = Number(numAffectedRows ?? 0);
-    removed += count;
-    if (count < SWEEP_BATCH) return removed;
-  }
+  return removeInBatches(SWEEP_BATCH, () =>
+    storage.engine === 'postgres'
+      ? sql`delete from ingest_keys where (team_id, key) in (
+          select team_id, key from ingest_keys where created_at < ${cutoff}::timestamptz limit ${SWEEP_BATCH} for update skip locked)`.execute(storage.db)
+      : sql`delete from ingest_keys where rowid in (select rowid from ingest_keys where created_at < ${cutoff} limit ${SWEEP_BATCH})`.execute(storage.db),
+  );
 }
 
 /**

@@ -124,6 +124,7 @@ export function apply(flush: LedgerChange, unit: ResolvedIngest): IngestOutcome 
   if (unit.event) {
     const event = unit.event;
     const value = unit.value ?? 0n;
+    recordActivity(flush, state, team.id, event.id, value);
     for (const placement of assignments.filter((enrolment) => !unit.target || enrolment.experiment_id === unit.target.id)) {
       const conversion = `${placement.experiment_id}:${event.id}`;
       const before = state.conversions.get(conversion) ?? NO_CONVERSIONS;
@@ -136,6 +137,16 @@ export function apply(flush: LedgerChange, unit: ResolvedIngest): IngestOutcome 
     }
   }
   return { participant: toParticipant(state.row), assignments: assignments.map(toEnrolment) };
+}
+
+/** Every event a participant sends is its history before any exposure to come, enrolled or not, `enrol: false` too. */
+function recordActivity(flush: LedgerChange, state: ParticipantState, teamId: number, eventId: number, value: bigint): void {
+  const key = `${participantKey(teamId, state.row.key)}\u0000${eventId}`;
+  const activity = flush.activity.get(key);
+  if (activity) {
+    activity.count += 1;
+    activity.value += value;
+  } else flush.activity.set(key, { state, teamId, eventId, count: 1, value });
 }
 
 // A config version's variants place many participants: each list's traffic is made once (a copy per placement was 4 % of a batch's CPU).

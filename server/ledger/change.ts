@@ -21,6 +21,8 @@ export interface LedgerChange {
   withdrawals: Withdrawal[];
   /** Experiments participants may never enter again. */
   exclusions: Exclusion[];
+  /** What participants did on the change's UTC day, by participant and event, whether enrolled or not: the pre-exposure history (CUPED) it adds to. */
+  activity: Map<string, Activity>;
   /** team id → ingests it accepts. */
   quota: Map<number, number>;
   /** The idempotency keys of its accepted ingests; a key past its window (created before `keyCutoff`) is replaced. */
@@ -74,6 +76,15 @@ export interface Withdrawal {
   takenBack: boolean;
 }
 
+/** A participant's events of one event on the change's day: their number and value sum (micro-units). */
+export interface Activity {
+  state: ParticipantState;
+  teamId: number;
+  eventId: number;
+  count: number;
+  value: bigint;
+}
+
 export interface Exclusion {
   teamId: number;
   participantId: number;
@@ -93,5 +104,5 @@ export const NO_CONVERSIONS: ConversionTotal = { count: 0, value: 0n };
 
 /** A change that does nothing yet, at `at`. */
 export function emptyChange(at: string, month: string, keyCutoff: string): LedgerChange {
-  return { at, month, participants: new Map(), enrolments: [], conversions: new Map(), withdrawals: [], exclusions: [], quota: new Map(), keys: [], keyCutoff };
+  return { at, month, participants: new Map(), enrolments: [], conversions: new Map(), withdrawals: [], exclusions: [], activity: new Map(), quota: new Map(), keys: [], keyCutoff };
 }

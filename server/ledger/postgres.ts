@@ -184,6 +184,7 @@ function write(change: LedgerChange) {
   const added = conversions.filter((c) => c.before.count === 0);
   const restated = conversions.filter((c) => c.before.count > 0);
   const quota = [...change.quota.entries()];
+  const activity = [...change.activity.values()];
   // A participant this flush creates has id 0 until the insert answers it: rows naming it give its
   // position among the created (1, 2 …; 0 for a stored one), the index of its id in `created`.
   const positions = new Map(created.map((state, i) => [state, i + 1]));
@@ -253,6 +254,17 @@ function write(change: LedgerChange) {
         : sql`, untallied as (
       update variant_event_counts t set ${addedTo('t')} from ${tallies(falling)}
       where t.team_id = c.team_id and t.variant_id = c.variant_id and t.event_id = c.event_id
+    )`
+    }${
+      activity.length === 0
+        ? sql``
+        : sql`, active as (
+      insert into pre_exposure_activity (team_id, participant_id, event_id, day, count, value)
+      select a.team_id, coalesce((select ids from created)[a.created], a.participant_id), a.event_id, ${day}, a.count, a.value
+      from unnest(${activity.map((a) => a.teamId)}::bigint[], ${activity.map((a) => a.state.row.id)}::bigint[], ${activity.map((a) => positionOf(a.state))}::int[],
+        ${activity.map((a) => a.eventId)}::bigint[], ${activity.map((a) => a.count)}::bigint[], ${activity.map((a) => a.value.toString())}::numeric[])
+        as a(team_id, participant_id, created, event_id, count, value)
+      on conflict (team_id, participant_id, event_id, day) do update set count = pre_exposure_activity.count + excluded.count, value = pre_exposure_activity.value + excluded.value
     )`
     }${
       change.keys.length === 0

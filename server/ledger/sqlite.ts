@@ -188,6 +188,12 @@ async function writeCounts(db: Db, change: LedgerChange): Promise<void> {
         select value ->> 0, value ->> 1, value ->> 2, ${day}, ${VALUES} from json_each(${rowsOf(counts)}) where true
         on conflict (team_id, variant_id, event_id, day) do update set ${ADDED}`.execute(db);
   }
+  if (change.activity.size > 0) {
+    await sql`insert into pre_exposure_activity (team_id, participant_id, event_id, day, count, value)
+        select value ->> 0, value ->> 1, value ->> 2, ${day}, value ->> 3, value ->> 4
+        from json_each(${rowsOf([...change.activity.values()].map((a) => [a.teamId, a.state.row.id, a.eventId, a.count, a.value.toString()]))}) where true
+        on conflict (team_id, participant_id, event_id, day) do update set count = count + excluded.count, value = exact_add(value, excluded.value)`.execute(db);
+  }
   if (change.keys.length > 0) {
     await sql`insert into ingest_keys (team_id, key, outcome, created_at)
         select value ->> 0, value ->> 1, value ->> 2, ${change.at} from json_each(${rowsOf(change.keys.map((k) => [k.teamId, k.key, k.outcome]))}) where true
