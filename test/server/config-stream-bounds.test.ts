@@ -50,7 +50,10 @@ function openUnread(baseUrl: string, team: TestTeam): Promise<RawStream> {
   });
 }
 
-/** The server's sockets, in any state but TIME_WAIT, of connections from these client ports (Linux's /proc/net/tcp). */
+/** TCP states of /proc/net/tcp in which the server still holds a connection: ESTABLISHED, SYN_RECV, CLOSE_WAIT. */
+const HELD = new Set(['01', '03', '08']);
+
+/** The server's sockets it still holds, of connections from these client ports (Linux's /proc/net/tcp). */
 function serverSockets(baseUrl: string, clientPorts: number[]): number {
   const serverPort = Number(new URL(baseUrl).port);
   const clients = new Set(clientPorts);
@@ -58,7 +61,10 @@ function serverSockets(baseUrl: string, clientPorts: number[]): number {
     .split('\n')
     .slice(1)
     .map((line) => line.trim().split(/\s+/))
-    .filter(([, local, remote, state]) => local && remote && state !== '06')
+    // Held by the server: established, half-open, or closed by the client but not yet by the server.
+    // A socket the server has closed (FIN_WAIT, CLOSING, LAST_ACK, TIME_WAIT) may linger while a
+    // loaded client is slow to answer its FIN; it is not held.
+    .filter(([, local, remote, state]) => local && remote && HELD.has(state!))
     .filter(([, local, remote]) => parseInt(local!.split(':')[1]!, 16) === serverPort && clients.has(parseInt(remote!.split(':')[1]!, 16))).length;
 }
 
