@@ -2,12 +2,13 @@ import type { components } from '../../generated/api';
 import type { ConditionAttributes } from '../domain/conditions';
 import { admits, placeParticipant, type Candidate } from '../domain/eligibility';
 import { toMicros } from '../domain/metric';
+import { preExposureValue } from '../domain/pre-exposure';
 import { toEnrolment } from '../enrolments/store';
 import type { EventRow } from '../events/store';
 import type { ExperimentRow } from '../experiments/store';
 import { targetingOf } from '../experiments/targeting';
 import { Conflict, QuotaExceeded, type HttpError } from '../http/errors';
-import { emptyChange, NO_CONVERSIONS, participantKey, type LedgerChange, type ParticipantState } from '../ledger/change';
+import { emptyChange, NO_CONVERSIONS, participantKey, participantState, type Covariate, type LedgerChange, type ParticipantState } from '../ledger/change';
 import type { StoredParticipants } from '../ledger/port';
 import { toParticipant, type ParticipantInput, type ParticipantRow } from '../participants/store';
 import { exact } from '../storage/exact-sums';
@@ -88,13 +89,19 @@ export function statesOf({ rows, histories }: StoredParticipants): Map<string, P
   const states = new Map<string, ParticipantState>();
   const byId = new Map<number, ParticipantState>();
   for (const row of rows) {
-    const state: ParticipantState = { row, isNew: false, changed: false, enrolments: [], excluded: new Set(), conversions: new Map() };
+    const state = participantState(row, false);
     states.set(participantKey(row.team_id, row.key), state);
     byId.set(row.id, state);
   }
   for (const { participant_id, ...enrolment } of histories.enrolments) byId.get(participant_id)!.enrolments.push(enrolment);
   for (const row of histories.exclusions) byId.get(row.participant_id)!.excluded.add(row.experiment_id);
   for (const row of histories.conversions) byId.get(row.participant_id)!.conversions.set(`${row.experiment_id}:${row.event_id}`, { count: Number(row.count), value: exact(row.value) });
+  for (const row of histories.covariates) byId.get(row.participant_id)!.covariates.set(`${row.experiment_id}:${row.event_id}`, exact(row.x));
+  for (const { participant_id, event_id, day, count, value, type, cap } of histories.activity) {
+    const history = byId.get(participant_id)!.history;
+    const days = history.get(event_id)?.days ?? history.set(event_id, { metric: { type, cap }, days: [] }).get(event_id)!.days;
+    days.push({ day, count: Number(count), value: exact(value) });
+  }
   return states;
 }
 
@@ -118,7 +125,9 @@ export function apply(flush: LedgerChange, unit: ResolvedIngest): IngestOutcome 
     const variant = unit.chosen ? (admits(targeting, candidate) ? unit.chosen : null) : placeParticipant(targeting, candidate, sharesOf(unit.variants.get(experiment.id) ?? []));
     if (!variant) continue;
     state.enrolments.push({ id: 0, experiment_id: experiment.id, variant_id: variant.id, experiment_key: experiment.key, status: 'running', variant_key: variant.key, enrolled_at: at });
-    flush.enrolments.push({ state, teamId: team.id, experimentId: experiment.id, variantId: variant.id });
+    const covariates = covariatesAt(state, at, experiment.pre_exposure_days);
+    for (const { eventId, x } of covariates) state.covariates.set(`${experiment.id}:${eventId}`, x);
+    flush.enrolments.push({ state, teamId: team.id, experimentId: experiment.id, variantId: variant.id, covariates });
   }
   const assignments = state.enrolments.filter((enrolment) => enrolment.status === 'running');
   if (unit.event) {
@@ -133,10 +142,23 @@ export function apply(flush: LedgerChange, unit: ResolvedIngest): IngestOutcome 
       const moveKey = `${participantKey(team.id, state.row.key)}\u0000${conversion}`;
       const move = flush.conversions.get(moveKey);
       if (move) move.after = after;
-      else flush.conversions.set(moveKey, { state, teamId: team.id, experimentId: placement.experiment_id, eventId: event.id, variantId: placement.variant_id, metric: event, before, after });
+      else {
+        const x = state.covariates.get(conversion) ?? 0n;
+        flush.conversions.set(moveKey, { state, teamId: team.id, experimentId: placement.experiment_id, eventId: event.id, variantId: placement.variant_id, metric: event, before, after, x });
+      }
     }
   }
   return { participant: toParticipant(state.row), assignments: assignments.map(toEnrolment) };
+}
+
+/** The participant's covariates for an enrolment at `at` (CUPED's x, frozen now): one per event it did something of in the window, where x is not 0. */
+function covariatesAt(state: ParticipantState, at: string, windowDays: number): Covariate[] {
+  const covariates: Covariate[] = [];
+  for (const [eventId, { metric, days }] of state.history) {
+    const x = preExposureValue(metric, days, at, windowDays);
+    if (x !== 0n) covariates.push({ eventId, x });
+  }
+  return covariates;
 }
 
 /** Every event a participant sends is its history before any exposure to come, enrolled or not, `enrol: false` too. */
@@ -185,9 +207,9 @@ function participantOf(participants: Map<string, ParticipantState>, teamId: numb
   let state = participants.get(key);
   if (!state) {
     const row: ParticipantRow = { id: 0, team_id: teamId, key: given.key, notes: given.notes ?? null, attributes: JSON.stringify(given.attributes ?? {}), created_at: at, updated_at: at };
-    state = { row, isNew: true, changed: false, enrolments: [], excluded: new Set(), conversions: new Map() };
-    participants.set(key, state);
-    return state;
+    const created = participantState(row, true);
+    participants.set(key, created);
+    return created;
   }
   if (given.notes !== undefined || given.attributes !== undefined) {
     state.row = {

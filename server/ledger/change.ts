@@ -1,4 +1,5 @@
 import type { MetricType } from '../domain/metric';
+import type { DayActivity } from '../domain/pre-exposure';
 import type { EnrolmentRow } from '../enrolments/store';
 import type { ParticipantRow } from '../participants/store';
 
@@ -40,6 +41,21 @@ export interface ParticipantState {
   excluded: Set<number>;
   /** `experimentId:eventId` → conversions so far and the sum of their values (micro-units). */
   conversions: Map<string, ConversionTotal>;
+  /** `experimentId:eventId` → the covariate x (micro-units) frozen when it enrolled; absent: 0. */
+  covariates: Map<string, bigint>;
+  /** event id → what it did on the days before the change's day (its pre-exposure history), with the event's metric. */
+  history: Map<number, EventHistory>;
+}
+
+export interface EventHistory {
+  metric: { type: MetricType; cap: number | null };
+  days: DayActivity[];
+}
+
+/** An enrolment's covariate of one event (micro-units); an event it did nothing of in the window has x = 0 and no covariate. */
+export interface Covariate {
+  eventId: number;
+  x: bigint;
 }
 
 export interface ConversionTotal {
@@ -52,6 +68,8 @@ export interface Enrolled {
   teamId: number;
   experimentId: number;
   variantId: number;
+  /** Its covariates, frozen now: its counters gain Σx and Σx². */
+  covariates: Covariate[];
 }
 
 /** A participant's conversions of an event in an experiment, from `before` (stored: count > 0) to `after` (none: the row goes). */
@@ -65,6 +83,8 @@ export interface ConversionMove {
   metric: { type: MetricType; cap: number | null };
   before: ConversionTotal;
   after: ConversionTotal;
+  /** The enrolment's covariate for the event: Σxy moves by x × the change of y. */
+  x: bigint;
 }
 
 /** A stored participant's enrolment removed with its conversions; `takenBack`: its participant and conversions leave the counters. */
@@ -74,6 +94,8 @@ export interface Withdrawal {
   experimentId: number;
   variantId: number;
   takenBack: boolean;
+  /** The enrolment's covariates: taken back with it (Σx, Σx²), and their rows removed. */
+  covariates: Covariate[];
 }
 
 /** A participant's events of one event on the change's day: their number and value sum (micro-units). */
@@ -105,4 +127,9 @@ export const NO_CONVERSIONS: ConversionTotal = { count: 0, value: 0n };
 /** A change that does nothing yet, at `at`. */
 export function emptyChange(at: string, month: string, keyCutoff: string): LedgerChange {
   return { at, month, participants: new Map(), enrolments: [], conversions: new Map(), withdrawals: [], exclusions: [], activity: new Map(), quota: new Map(), keys: [], keyCutoff };
+}
+
+/** A participant as a change first knows it: its row, nothing of its histories yet. */
+export function participantState(row: ParticipantRow, isNew: boolean): ParticipantState {
+  return { row, isNew, changed: false, enrolments: [], excluded: new Set(), conversions: new Map(), covariates: new Map(), history: new Map() };
 }

@@ -1,3 +1,4 @@
+import type { MetricType } from '../domain/metric';
 import type { EnrolmentRow } from '../enrolments/store';
 import type { ParticipantRow } from '../participants/store';
 import type { Db } from '../storage/database';
@@ -31,12 +32,18 @@ export interface FlushRead {
   keys: Map<string, string>;
 }
 
-/** The enrolments, exclusions and conversions of stored participants. */
+/** The enrolments, exclusions, conversions, covariates and pre-exposure history of stored participants. */
 export interface Histories {
   enrolments: Array<EnrolmentRow & { participant_id: number }>;
   exclusions: Array<{ participant_id: number; experiment_id: number }>;
   conversions: Array<{ participant_id: number; experiment_id: number; event_id: number; count: number; value: string | number }>;
+  /** Each enrolment's frozen covariate x of an event (micro-units), where it is not 0. */
+  covariates: Array<{ participant_id: number; experiment_id: number; event_id: number; x: string | number }>;
+  /** What each did per event on the days before `before` (pre_exposure_activity, as the sweep left it), with the event's metric. */
+  activity: Array<{ participant_id: number; event_id: number; day: string; count: number | string; value: string | number; type: MetricType; cap: number | null }>;
 }
+
+export const NO_HISTORIES: Histories = { enrolments: [], exclusions: [], conversions: [], covariates: [], activity: [] };
 
 /** The stored participants a flush read, with their enrolments, exclusions and conversions. */
 export interface StoredParticipants {

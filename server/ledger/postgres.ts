@@ -1,4 +1,5 @@
 import { CompiledQuery, sql } from 'kysely';
+import type { MetricType } from '../domain/metric';
 import type { EnrolmentRow } from '../enrolments/store';
 import type { ParticipantRow } from '../participants/store';
 import { teamLock } from '../storage/team-lock';
@@ -128,6 +129,8 @@ type ParticipantWithHistories = ParticipantRow & {
   enrolments: Array<[number, number, number, string, EnrolmentRow['status'], string, number]>;
   exclusions: number[];
   conversions: Array<[number, number, number, string]>;
+  covariates: Array<[number, number, string]>;
+  activity: Array<[number, string, number, string, MetricType, number | null]>;
 };
 
 /**
@@ -145,14 +148,18 @@ function participantsRead(named: NamedParticipant[]) {
         where e.team_id = p.team_id and e.participant_id = p.id) as enrolments,
       (select coalesce(json_agg(x.experiment_id), '[]') from exclusions x where x.team_id = p.team_id and x.participant_id = p.id) as exclusions,
       (select coalesce(json_agg(json_build_array(c.experiment_id, c.event_id, c.count, c.value::text)), '[]')
-        from conversions c where c.team_id = p.team_id and c.participant_id = p.id) as conversions
+        from conversions c where c.team_id = p.team_id and c.participant_id = p.id) as conversions,
+      (select coalesce(json_agg(json_build_array(c.experiment_id, c.event_id, c.x::text)), '[]')
+        from enrolment_covariates c where c.team_id = p.team_id and c.participant_id = p.id) as covariates,
+      (select coalesce(json_agg(json_build_array(a.event_id, a.day, a.count, a.value::text, e.type, e.cap)), '[]')
+        from pre_exposure_activity a join events e on e.id = a.event_id where a.team_id = p.team_id and a.participant_id = p.id) as activity
     from unnest(${named.map((n) => n.team)}::bigint[], ${named.map((n) => n.key)}::text[]) as k(team_id, key)
     cross join lateral (select * from participants p where p.team_id = k.team_id and p.key = k.key limit 1) p`;
 }
 
 function storedParticipants(answer: { rows: unknown[] } | undefined): StoredParticipants {
-  const stored: StoredParticipants = { rows: [], histories: { enrolments: [], exclusions: [], conversions: [] } };
-  for (const { enrolments, exclusions, conversions, ...row } of (answer?.rows ?? []) as ParticipantWithHistories[]) {
+  const stored: StoredParticipants = { rows: [], histories: { enrolments: [], exclusions: [], conversions: [], covariates: [], activity: [] } };
+  for (const { enrolments, exclusions, conversions, covariates, activity, ...row } of (answer?.rows ?? []) as ParticipantWithHistories[]) {
     stored.rows.push(row);
     const participant_id = row.id;
     for (const [id, experiment_id, variant_id, experiment_key, status, variant_key, enrolledMs] of enrolments) {
@@ -160,6 +167,8 @@ function storedParticipants(answer: { rows: unknown[] } | undefined): StoredPart
     }
     for (const experiment_id of exclusions) stored.histories.exclusions.push({ participant_id, experiment_id });
     for (const [experiment_id, event_id, count, value] of conversions) stored.histories.conversions.push({ participant_id, experiment_id, event_id, count, value });
+    for (const [experiment_id, event_id, x] of covariates) stored.histories.covariates.push({ participant_id, experiment_id, event_id, x });
+    for (const [event_id, day, count, value, type, cap] of activity) stored.histories.activity.push({ participant_id, event_id, day, count, value, type, cap });
   }
   return stored;
 }
@@ -176,6 +185,8 @@ function write(change: LedgerChange) {
   const created = states.filter((state) => state.isNew);
   const changed = states.filter((state) => state.changed);
   const enrolments = change.enrolments;
+  // Only a stored participant has a history before today, so a covariate always names a stored one.
+  const covariates = enrolments.flatMap((e) => e.covariates.map((c) => ({ teamId: e.teamId, participantId: e.state.row.id, experimentId: e.experimentId, ...c })));
   const { variants, events: counts } = countersOf(change);
   // A conversion whose participant leaves the experiment goes with its enrolment (writeWithdrawals).
   const conversions = [...change.conversions.values()].filter((c) => c.after.count > 0);
@@ -219,7 +230,15 @@ function write(change: LedgerChange) {
       from unnest(${enrolments.map((e) => e.teamId)}::bigint[], ${enrolments.map((e) => e.state.row.id)}::bigint[], ${enrolments.map((e) => positionOf(e.state))}::int[],
         ${enrolments.map((e) => e.experimentId)}::bigint[], ${enrolments.map((e) => e.variantId)}::bigint[]) with ordinality as e(team_id, participant_id, created, experiment_id, variant_id, n)
       order by e.n -- ids in the order the ingests enrolled: a participant's assignments are answered in it
-    ), counted as (
+    )${
+      covariates.length === 0
+        ? sql``
+        : sql`, frozen as (
+      insert into enrolment_covariates (team_id, participant_id, experiment_id, event_id, x)
+      select * from unnest(${covariates.map((c) => c.teamId)}::bigint[], ${covariates.map((c) => c.participantId)}::bigint[], ${covariates.map((c) => c.experimentId)}::bigint[],
+        ${covariates.map((c) => c.eventId)}::bigint[], ${covariates.map((c) => c.x.toString())}::numeric[])
+    )`
+    }, counted as (
       update variants v set participants = v.participants + d.added
       from ${counted}
       where v.id = d.id and v.team_id = d.team_id

@@ -5,7 +5,7 @@ import type { ParticipantRow } from '../participants/store';
 import type { Db } from '../storage/database';
 import { exact } from '../storage/exact-sums';
 import { now } from '../storage/values';
-import { emptyChange, NO_CONVERSIONS, type LedgerChange, type ParticipantState } from './change';
+import { emptyChange, NO_CONVERSIONS, participantState, type LedgerChange, type ParticipantState } from './change';
 import type { Ledger } from './port';
 
 /** A stored conversion of a participant, with its event's metric. */
@@ -22,17 +22,27 @@ type Removed = Pick<EnrolmentRow, 'experiment_id' | 'variant_id'>;
 /** A stored participant, as a removal names it. */
 type Stored = Pick<ParticipantRow, 'id' | 'team_id'>;
 
+/** An enrolment's stored covariate of an event (enrolment_covariates). */
+export interface StoredCovariate {
+  experiment_id: number;
+  event_id: number;
+  x: string | number;
+}
+
 /**
- * A participant's enrolments removed, with their conversions, and taken back from the counters:
- * a participant each fewer in their variants, and each conversion's y back to nothing. Taken out
- * of the roll-up on the day they leave (`at`): the history up to then stays as it was seen.
+ * A participant's enrolments removed, with their conversions and covariates, and taken back from
+ * the counters: a participant each fewer in their variants, its covariates' x and x² out of Σx
+ * and Σx², and each conversion's y back to nothing (Σxy by x times that). Taken out of the
+ * roll-up on the day they leave (`at`): the history up to then stays as it was seen.
  */
-export function removal(at: string, participant: Stored, removed: Removed[], conversions: StoredConversion[]): LedgerChange {
+export function removal(at: string, participant: Stored, removed: Removed[], conversions: StoredConversion[], covariates: StoredCovariate[] = []): LedgerChange {
   const change = emptyChange(at, quotaMonth(at), at);
   const state = stateOf(participant, at);
   const variantOf = new Map(removed.map((enrolment) => [enrolment.experiment_id, enrolment.variant_id]));
+  const xOf = new Map(covariates.map((c) => [`${c.experiment_id}:${c.event_id}`, exact(c.x)]));
   for (const enrolment of removed) {
-    change.withdrawals.push({ teamId: participant.team_id, participantId: participant.id, experimentId: enrolment.experiment_id, variantId: enrolment.variant_id, takenBack: true });
+    const frozen = covariates.filter((c) => c.experiment_id === enrolment.experiment_id).map((c) => ({ eventId: c.event_id, x: exact(c.x) }));
+    change.withdrawals.push({ teamId: participant.team_id, participantId: participant.id, experimentId: enrolment.experiment_id, variantId: enrolment.variant_id, takenBack: true, covariates: frozen });
   }
   for (const conversion of conversions) {
     const variantId = variantOf.get(conversion.experiment_id);
@@ -47,6 +57,7 @@ export function removal(at: string, participant: Stored, removed: Removed[], con
       metric: conversion,
       before,
       after: NO_CONVERSIONS,
+      x: xOf.get(`${conversion.experiment_id}:${conversion.event_id}`) ?? 0n,
     });
   }
   return change;
@@ -60,7 +71,7 @@ export function removal(at: string, participant: Stored, removed: Removed[], con
 export function withdrawal(at: string, participant: Stored, enrolment: Removed, excluded: boolean): LedgerChange {
   const change = emptyChange(at, quotaMonth(at), at);
   const ids = { teamId: participant.team_id, participantId: participant.id, experimentId: enrolment.experiment_id };
-  change.withdrawals.push({ ...ids, variantId: enrolment.variant_id, takenBack: false });
+  change.withdrawals.push({ ...ids, variantId: enrolment.variant_id, takenBack: false, covariates: [] });
   if (excluded) change.exclusions.push(ids);
   return change;
 }
@@ -80,6 +91,18 @@ export async function conversionsIn(db: Db, participant: Stored, experimentIds: 
     .execute();
 }
 
+/** The participant's covariates in these experiments. */
+export async function covariatesIn(db: Db, participant: Stored, experimentIds: number[]): Promise<StoredCovariate[]> {
+  if (experimentIds.length === 0) return [];
+  return db
+    .selectFrom('enrolment_covariates')
+    .select(['experiment_id', 'event_id', 'x'])
+    .where('team_id', '=', participant.team_id)
+    .where('participant_id', '=', participant.id)
+    .where('experiment_id', 'in', experimentIds)
+    .execute();
+}
+
 /**
  * Removes a participant's enrolments and takes them and their conversions out of the counters.
  * The caller holds the team's write lock (PostgreSQL: its advisory lock, taken first by every
@@ -87,8 +110,9 @@ export async function conversionsIn(db: Db, participant: Stored, experimentIds: 
  */
 export async function removeEnrolments(ledger: Ledger, db: Db, participant: Stored, removed: Removed[]): Promise<void> {
   if (removed.length === 0) return;
-  const conversions = await conversionsIn(db, participant, removed.map((enrolment) => enrolment.experiment_id));
-  await ledger.write(db, removal(now(), participant, removed, conversions));
+  const experimentIds = removed.map((enrolment) => enrolment.experiment_id);
+  const [conversions, covariates] = [await conversionsIn(db, participant, experimentIds), await covariatesIn(db, participant, experimentIds)];
+  await ledger.write(db, removal(now(), participant, removed, conversions, covariates));
 }
 
 /** Withdraws an enrolment by intention to treat (withdrawal). The caller holds the team's write lock. */
@@ -98,6 +122,5 @@ export async function withdrawEnrolment(ledger: Ledger, db: Db, participant: Sto
 
 /** The participant as its conversions name it: by its id (a removal writes nothing else of its row). */
 function stateOf({ id, team_id }: Stored, at: string): ParticipantState {
-  const row = { id, team_id, key: '', notes: null, attributes: '{}', created_at: at, updated_at: at };
-  return { row, isNew: false, changed: false, enrolments: [], excluded: new Set(), conversions: new Map() };
+  return participantState({ id, team_id, key: '', notes: null, attributes: '{}', created_at: at, updated_at: at }, false);
 }

@@ -4,7 +4,7 @@ import type { Db } from '../storage/database';
 import { utcDay } from '../storage/values';
 import { participantKey, type LedgerChange } from './change';
 import { countersOf, EVENT_COUNTERS, takesBack, type EventDelta } from './counters';
-import { keyId, type FlushRead, type Histories, type Ledger, type NamedKey, type NamedParticipant, type Opening, type StoredParticipants } from './port';
+import { keyId, NO_HISTORIES, type FlushRead, type Histories, type Ledger, type NamedKey, type NamedParticipant, type Opening, type StoredParticipants } from './port';
 import { writeWithdrawals } from './withdrawals';
 
 // A writer in any process waits here (busy timeout) until the others have committed.
@@ -64,9 +64,9 @@ async function reads(db: Db, { teams, month, keys, cutoff, expected }: Opening):
 }
 
 async function storedParticipants(db: Db, named: NamedParticipant[]): Promise<StoredParticipants> {
-  if (named.length === 0) return { rows: [], histories: { enrolments: [], exclusions: [], conversions: [] } };
+  if (named.length === 0) return { rows: [], histories: NO_HISTORIES };
   const rows = await participants(db, named);
-  return { rows, histories: rows.length === 0 ? { enrolments: [], exclusions: [], conversions: [] } : await histories(db, rows) };
+  return { rows, histories: rows.length === 0 ? NO_HISTORIES : await histories(db, rows) };
 }
 
 async function read(db: Db, teams: number[], month: string, keys: NamedKey[], cutoff: string): Promise<FlushRead> {
@@ -109,7 +109,14 @@ async function histories(db: Db, participants: ParticipantRow[]): Promise<Histor
     const conversions = await sql<Histories['conversions'][number]>`
       select c.participant_id, c.experiment_id, c.event_id, c.count, c.value from json_each(${ids}) k
       join conversions c on c.team_id = k.value ->> 0 and c.participant_id = k.value ->> 1`.execute(db);
-    return { enrolments: enrolments.rows, exclusions: exclusions.rows, conversions: conversions.rows };
+    const covariates = await sql<Histories['covariates'][number]>`
+      select c.participant_id, c.experiment_id, c.event_id, c.x from json_each(${ids}) k
+      join enrolment_covariates c on c.team_id = k.value ->> 0 and c.participant_id = k.value ->> 1`.execute(db);
+    const activity = await sql<Histories['activity'][number]>`
+      select a.participant_id, a.event_id, a.day, a.count, a.value, e.type, e.cap from json_each(${ids}) k
+      join pre_exposure_activity a on a.team_id = k.value ->> 0 and a.participant_id = k.value ->> 1
+      join events e on e.id = a.event_id`.execute(db);
+    return { enrolments: enrolments.rows, exclusions: exclusions.rows, conversions: conversions.rows, covariates: covariates.rows, activity: activity.rows };
 }
 
 async function write(db: Db, change: LedgerChange): Promise<void> {
@@ -160,6 +167,11 @@ async function writeCounts(db: Db, change: LedgerChange): Promise<void> {
     await sql`insert into enrolments (team_id, participant_id, experiment_id, variant_id, enrolled_at)
         select value ->> 0, value ->> 1, value ->> 2, value ->> 3, ${change.at} from json_each(${rowsOf(change.enrolments.map((e) => [e.teamId, e.state.row.id, e.experimentId, e.variantId]))})
         order by key`.execute(db);
+    const covariates = change.enrolments.flatMap((e) => e.covariates.map((c) => [e.teamId, e.state.row.id, e.experimentId, c.eventId, c.x.toString()]));
+    if (covariates.length > 0) {
+      await sql`insert into enrolment_covariates (team_id, participant_id, experiment_id, event_id, x)
+          select value ->> 0, value ->> 1, value ->> 2, value ->> 3, value ->> 4 from json_each(${rowsOf(covariates)})`.execute(db);
+    }
   }
   if (variants.length > 0) {
     await sql`update variants set participants = participants + (d.value ->> 2)

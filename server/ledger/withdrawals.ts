@@ -3,7 +3,7 @@ import type { LedgerChange, Withdrawal } from './change';
 
 /**
  * The rows a change removes or excludes, in statements both engines share: for each participant,
- * its withdrawn enrolments' conversions and the enrolments themselves, each delete found through
+ * its withdrawn enrolments' conversions and covariates and the enrolments themselves, each delete found through
  * the (team_id, participant_id, experiment_id) key; then its exclusions. A change of an
  * unenrolment or a deletion names one participant.
  */
@@ -12,6 +12,7 @@ export async function writeWithdrawals(db: Db, { withdrawals, exclusions }: Ledg
     const { teamId, participantId } = withdrawn[0]!;
     const experimentIds = withdrawn.map((withdrawal) => withdrawal.experimentId);
     await db.deleteFrom('conversions').where('team_id', '=', teamId).where('participant_id', '=', participantId).where('experiment_id', 'in', experimentIds).execute();
+    await db.deleteFrom('enrolment_covariates').where('team_id', '=', teamId).where('participant_id', '=', participantId).where('experiment_id', 'in', experimentIds).execute();
     await db.deleteFrom('enrolments').where('team_id', '=', teamId).where('participant_id', '=', participantId).where('experiment_id', 'in', experimentIds).execute();
   }
   if (exclusions.length > 0) {

@@ -3,7 +3,7 @@ import type { EventRow } from '../../server/events/store';
 import type { ExperimentRow } from '../../server/experiments/store';
 import { Conflict, QuotaExceeded } from '../../server/http/errors';
 import { admission, planChange, type ResolvedIngest } from '../../server/ingest/plan';
-import { participantKey, type ParticipantState } from '../../server/ledger/change';
+import { participantKey, participantState, type EventHistory, type ParticipantState } from '../../server/ledger/change';
 import type { TeamRow } from '../../server/teams/store';
 import type { ResolvedVariant } from '../../server/variants/store';
 
@@ -39,7 +39,7 @@ function ingest(participant: string, fields: Partial<ResolvedIngest> = {}): Reso
 
 function stored(key: string, fields: Partial<ParticipantState> = {}): [string, ParticipantState] {
   const row = { id: 7, team_id: 1, key, notes: null, attributes: '{}', created_at: AT, updated_at: AT };
-  return [participantKey(1, key), { row, isNew: false, changed: false, enrolments: [], excluded: new Set(), conversions: new Map(), ...fields }];
+  return [participantKey(1, key), { ...participantState(row, false), ...fields }];
 }
 
 const enrolment = (experimentRow: ExperimentRow, variantId: number) => ({
@@ -103,6 +103,52 @@ describe('ingest plan: what a batch of admitted ingests changes (server/ingest/p
     const revenue: EventRow = { ...purchase, id: 11, key: 'revenue', type: 'value', cap: 50 };
     const { change } = plan([ingest('a', { event: revenue, value: 12_500_000n, target: checkout, experiments: [checkout] })]);
     expect([...change.conversions.values()]).toMatchObject([{ variantId: 101, metric: { type: 'value', cap: 50 }, before: { count: 0, value: 0n }, after: { count: 1, value: 12_500_000n } }]);
+  });
+});
+
+describe("ingest plan: each enrolment's covariates, frozen when it enrols (CUPED)", () => {
+  const M = 1_000_000n;
+  // `purchase` (10, count) on days before AT's day (2026-11-28), and `spend` (11, value capped at 50).
+  const history = (days: Array<[number, string, number, bigint]>) => {
+    const byEvent = new Map<number, EventHistory>();
+    for (const [eventId, day, count, value] of days) {
+      const metric = eventId === 10 ? { type: 'count' as const, cap: null } : { type: 'value' as const, cap: 50 };
+      if (!byEvent.has(eventId)) byEvent.set(eventId, { metric, days: [] });
+      byEvent.get(eventId)!.days.push({ day, count, value });
+    }
+    return byEvent;
+  };
+  const covariatesOf = (admitted: ResolvedIngest[], states: Array<[string, ParticipantState]>) =>
+    plan(admitted, new Map(states)).change.enrolments.map((e) => `${e.experimentId}: ${e.covariates.map((c) => `${c.eventId}=${c.x / 1000n}k`).join(' ')}`);
+
+  it.each([
+    { name: 'a new participant has no history: no covariate', admitted: [ingest('a')], stored: [], covariates: ['100: ', '200: '] },
+    {
+      name: 'x sums the whole days of the window before the day of enrolment; today and days before the window are left out',
+      admitted: [ingest('a')],
+      stored: [stored('a', { history: history([[10, '2026-11-27', 2, 0n], [10, '2026-11-14', 1, 0n], [10, '2026-11-13', 5, 0n], [10, '2026-11-28', 7, 0n]]) })],
+      covariates: ['100: 10=3000k', '200: 10=3000k'],
+    },
+    {
+      name: 'the x of a value event is capped as its y is; each experiment reads its own window',
+      admitted: [ingest('a', { running: [checkout, experiment(200, 'pricing', { pre_exposure_days: 1 })], experiments: [checkout, experiment(200, 'pricing', { pre_exposure_days: 1 })] })],
+      stored: [stored('a', { history: history([[11, '2026-11-27', 1, 20n * M], [11, '2026-11-20', 2, 45n * M]]) })],
+      covariates: ['100: 11=50000k', '200: 11=20000k'],
+    },
+    { name: 'a window of 0 turns the adjustment off', admitted: [ingest('a', { running: [experiment(100, 'checkout', { pre_exposure_days: 0 })], experiments: [experiment(100, 'checkout', { pre_exposure_days: 0 })] })], stored: [stored('a', { history: history([[10, '2026-11-27', 2, 0n]]) })], covariates: ['100: '] },
+  ])('when $name', ({ admitted, stored: states, covariates }) => {
+    expect(covariatesOf(admitted, states)).toEqual(covariates);
+  });
+
+  it("when an enrolled participant converts, then its move carries its frozen x for that event, and 0 where it has none", () => {
+    const states = [stored('a', { enrolments: [enrolment(checkout, 101)], covariates: new Map([['100:10', 4n * M]]) })];
+    const { change } = plan([ingest('a')], new Map(states));
+    expect([...change.conversions.values()].map((m) => [m.experimentId, m.x])).toEqual([[100, 4n * M], [200, 0n]]);
+  });
+
+  it('when a participant enrols and converts in one plan, then the move uses the x frozen at that enrolment', () => {
+    const { change } = plan([ingest('a'), ingest('a')], new Map([stored('a', { history: history([[10, '2026-11-20', 3, 0n]]) })]));
+    expect([...change.conversions.values()].map((m) => [m.experimentId, m.x, m.after.count])).toEqual([[100, 3n * M, 2], [200, 3n * M, 2]]);
   });
 });
 
