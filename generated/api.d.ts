@@ -2008,6 +2008,65 @@ export interface components {
              */
             participants_needed: number | null;
         } | null;
+        /** @description The same comparison adjusted on each participant's own past (CUPED: Deng, Xu, Kohavi & Walker, WSDM 2013), as GrowthBook's gbstats `RegressionAdjustedStatistic` defines it. `x_i` is the participant's metric of this event over the experiment's `pre_exposure_days` whole UTC days before the day it enrolled (a count, a capped value sum, or 1/0 for a `unique` event), frozen at enrolment; `y_i` is the metric since, as `means` (for `unique`, 1 when it did the event). Each arm keeps `n`, `Σy`, `Σy²`, `Σx`, `Σx²` and `Σxy` exactly (integers of micro-units). With the centred sums `S_ab = nΣab − ΣaΣb`, θ is pooled over the two arms compared, `θ = cov_J(x, y) / var_J(x)` on both arms' sums together; an arm's adjusted mean is `ȳ − θx̄` and its variance `var(y) + θ² var(x) − 2θ cov(x, y)`, where for `count` and `value` events `var = S/(n(n − 1))` and for `unique` events `var = S/n²` (a proportion's `p(1 − p)`). The difference of adjusted means has Welch's standard error, degrees of freedom, two-sided p-value and 95 % interval as `means` does; the relative uplift is the adjusted difference over the control's mean, with gbstats' delta-method standard error. Every figure is computed from the exact sums, rounded once. Null for the control itself, when the experiment's `pre_exposure_days` is 0, when an arm has fewer than 2 participants, and when `x` or `y` has no variance over both arms (no participant had a different past, or no outcome varied): read the unadjusted figures then. */
+        RegressionAdjustment: {
+            /**
+             * Format: int32
+             * @description The experiment's window the covariate was taken over, in whole days.
+             * @example 14
+             */
+            pre_exposure_days: number;
+            /**
+             * @description `θ = cov_J(x, y) / var_J(x)`, pooled over the variant and the control.
+             * @example 0.6426
+             */
+            theta: number;
+            /**
+             * @description `(ȳ_V − θx̄_V) − (ȳ_C − θx̄_C)`, the adjusted difference of means per participant.
+             * @example 1.1677
+             */
+            difference: number;
+            /**
+             * @description Welch's standard error of the adjusted difference.
+             * @example 0.6766
+             */
+            standard_error: number;
+            /**
+             * @description Welch–Satterthwaite degrees of freedom on the adjusted variances.
+             * @example 1542.2
+             */
+            degrees_of_freedom: number;
+            /**
+             * @description Two-sided p-value of the adjusted difference (Student's t).
+             * @example 0.0846
+             */
+            p_value: number;
+            /** @description The 95 % interval of the adjusted difference. */
+            difference_interval: components["schemas"]["Interval"];
+            /** @description `difference / m_C`; null when the control's mean `m_C` is 0. */
+            relative_uplift: components["schemas"]["NullableNumber"];
+            /** @description The delta-method standard error of `relative_uplift`; null when it is. */
+            relative_standard_error: components["schemas"]["NullableNumber"];
+            /** @description Two-sided p-value of `relative_uplift`; null when it is. */
+            relative_p_value: components["schemas"]["NullableNumber"];
+            /** @description The 95 % interval of `relative_uplift`; null when it is. */
+            relative_interval: components["schemas"]["Interval"];
+            /**
+             * @description `Φ(difference / standard_error)` under a flat prior.
+             * @example 0.958
+             */
+            chance_to_beat_control: number;
+            /**
+             * @description The standard error of the same difference without the adjustment, `√(s_V²/n_V + s_C²/n_C)` on `y` (the proportion's variance for `unique`).
+             * @example 0.8451
+             */
+            unadjusted_standard_error: number;
+            /**
+             * @description `1 − standard_error² / unadjusted_standard_error²`: the share of the variance the covariate explained (about ρ², ρ the correlation of `x` and `y`); 0.36 means an experiment reaching the same precision with 36 % fewer participants.
+             * @example 0.359
+             */
+            variance_reduction: number;
+        } | null;
         /** @description How this variant does on one event, compared with the control. With `n` participants in the variant, `x` of them with the event at least once and `c` events in all: `unique_conversion_rate = x / n`, `count_conversion_rate = c / n` (can exceed 1). Uplift, z, p, confidence, power and both intervals always concern the unique conversion rate; the event's `type` says which rate to read first. z, p, power and the difference interval use one standard error, the unpooled `SE = √(p_C(1 − p_C)/n_C + p_V(1 − p_V)/n_V)`, so `p_value < 0.05` exactly when `difference_interval` excludes 0. Small samples: when either arm expects fewer than 5 converters or fewer than 5 non-converters under the pooled rate `(x_V + x_C) / (n_V + n_C)`, the normal approximation does not hold and the test is Fisher's exact test (two-sided: the probability, both margins fixed, of every table no more likely than the observed one); z, power and the difference interval are then null. For the control variant itself: uplift 0, z 0, p 1, confidence 0, and power, difference interval and chance to beat control null. Every value that is undefined for lack of data is null, as each field says. */
         EventStatistics: {
             event: components["schemas"]["Key"];
@@ -2058,6 +2117,7 @@ export interface components {
              */
             participants_needed: number | null;
             means: components["schemas"]["MeanStatistics"];
+            regression_adjustment: components["schemas"]["RegressionAdjustment"];
         };
         /**
          * @description What the always-valid confidence sequence says about the variant against the control on this event — never a fixed-horizon p-value, so it may be read at any time, as often as wanted:
@@ -2078,7 +2138,7 @@ export interface components {
          */
         Verdict: "collecting" | "no_difference" | "variant_better" | "variant_worse" | null;
         /**
-         * @description Always-valid inference on the difference of means `m_V − m_C` of a `count` or `value` event (per participant, as in MeanStatistics): the same mixture sequential test as `method` describes, on the difference of means with Welch's variance `V = s_V²/n_V + s_C²/n_C`, and the mixing SD tuned on a standardised scale — `τ = method.means_effect_size · σ̂` with `σ̂ = √((s_V² + s_C²)/2)`, the arms' pooled per-participant standard deviation — so that one setting fits a count, revenue in cents or in euros alike (the sequence scales with the unit, its p-value does not change). The 95 % sequence is `d ± √(V(V + τ²)/τ² · (ln((V + τ²)/V) − 2 ln 0.05))` and the always-valid p-value `min(1, 1/Λ)` with `Λ = √(V/(V + τ²)) · exp(τ² d² / (2V(V + τ²)))`: at most 0.05 exactly when the sequence excludes 0, valid however often it is looked at: in the service's seeded simulation of 400 A/A experiments on a skewed revenue per visitor (5 % buy, baskets of 10 to 640), looked at every 200 participants up to 6 000, the sequence declared a difference in 1.8 % of them, Welch's fixed-horizon test in 29.3 %. Null for a `unique` event, for the control, below 2 participants in either arm and when both variances are 0.
+         * @description Always-valid inference on the difference of means `m_V − m_C` of a `count` or `value` event (per participant, as in MeanStatistics; the regression-adjusted difference and its variance where the variant's `statistics.regression_adjustment` is not null, τ unchanged): the same mixture sequential test as `method` describes, on the difference of means with Welch's variance `V = s_V²/n_V + s_C²/n_C`, and the mixing SD tuned on a standardised scale — `τ = method.means_effect_size · σ̂` with `σ̂ = √((s_V² + s_C²)/2)`, the arms' pooled per-participant standard deviation — so that one setting fits a count, revenue in cents or in euros alike (the sequence scales with the unit, its p-value does not change). The 95 % sequence is `d ± √(V(V + τ²)/τ² · (ln((V + τ²)/V) − 2 ln 0.05))` and the always-valid p-value `min(1, 1/Λ)` with `Λ = √(V/(V + τ²)) · exp(τ² d² / (2V(V + τ²)))`: at most 0.05 exactly when the sequence excludes 0, valid however often it is looked at: in the service's seeded simulation of 400 A/A experiments on a skewed revenue per visitor (5 % buy, baskets of 10 to 640), looked at every 200 participants up to 6 000, the sequence declared a difference in 1.8 % of them, Welch's fixed-horizon test in 29.3 %. Null for a `unique` event, for the control, below 2 participants in either arm and when both variances are 0.
          * @example {
          *       "difference": 0.2,
          *       "confidence_sequence": {
@@ -2169,7 +2229,7 @@ export interface components {
             adjusted_p_value: components["schemas"]["NullableNumber"];
             verdict: components["schemas"]["CorrectedVerdict"];
         } | null;
-        /** @description One variant on one event: its fixed-horizon statistics exactly as the variant statistics read gives them, the always-valid figures, and `decision`, the one verdict to decide by, labelled with what it judges. */
+        /** @description One variant on one event: its fixed-horizon statistics exactly as the variant statistics read gives them, the always-valid figures, and `decision`, the one verdict to decide by, labelled with what it judges. Regression adjustment (CUPED): where `statistics.regression_adjustment` is not null (the experiment's `pre_exposure_days` is not 0, and `x` and `y` vary), `difference`, `confidence_sequence`, `means_sequence`, `always_valid_p_value`, `adjusted_p_value`, `corrected_verdict`, `decision` and the results history's verdicts judge the adjusted difference: `d` is its `difference` and `V` its `standard_error²`, while the mixing `τ` stays that of the unadjusted metric (the adjustment changes the estimator, not the effect it estimates). Otherwise they judge the unadjusted difference, as described field by field. */
         VariantEventResult: {
             variant: components["schemas"]["Key"];
             /** @description Whether this is the experiment's control. */
@@ -3998,7 +4058,8 @@ export interface components {
                  *                   "test": null,
                  *                   "minimum_detectable_effect": null,
                  *                   "participants_needed": null,
-                 *                   "means": null
+                 *                   "means": null,
+                 *                   "regression_adjustment": null
                  *                 },
                  *                 "difference": null,
                  *                 "confidence_sequence": null,
@@ -4037,7 +4098,8 @@ export interface components {
                  *                   "test": "normal",
                  *                   "minimum_detectable_effect": 0.0399,
                  *                   "participants_needed": 5971,
-                 *                   "means": null
+                 *                   "means": null,
+                 *                   "regression_adjustment": null
                  *                 },
                  *                 "difference": 0.03,
                  *                 "confidence_sequence": {
@@ -4331,7 +4393,8 @@ export interface components {
                  *             "test": "normal",
                  *             "minimum_detectable_effect": 0.0399,
                  *             "participants_needed": 5971,
-                 *             "means": null
+                 *             "means": null,
+                 *             "regression_adjustment": null
                  *           },
                  *           {
                  *             "event": "revenue",
@@ -4380,6 +4443,28 @@ export interface components {
                  *               "relative_chance_to_beat_control": 0.9811,
                  *               "minimum_detectable_effect": 0.2558,
                  *               "participants_needed": 0
+                 *             },
+                 *             "regression_adjustment": {
+                 *               "pre_exposure_days": 14,
+                 *               "theta": 0.52,
+                 *               "difference": 0.19,
+                 *               "standard_error": 0.073,
+                 *               "degrees_of_freedom": 996.1,
+                 *               "p_value": 0.0094,
+                 *               "difference_interval": {
+                 *                 "lower": 0.0468,
+                 *                 "upper": 0.3332
+                 *               },
+                 *               "relative_uplift": 0.1056,
+                 *               "relative_standard_error": 0.0425,
+                 *               "relative_p_value": 0.0132,
+                 *               "relative_interval": {
+                 *                 "lower": 0.0222,
+                 *                 "upper": 0.189
+                 *               },
+                 *               "chance_to_beat_control": 0.9954,
+                 *               "unadjusted_standard_error": 0.0913,
+                 *               "variance_reduction": 0.3607
                  *             }
                  *           }
                  *         ]

@@ -68,7 +68,7 @@ export async function experimentResults(db: Db, team: TeamRow, experimentKey: st
   const coverage_changes = read.coverageChanges.map((change) => ({ at: iso(change.changed_at), from: toPercent(change.from_coverage), to: toPercent(change.to_coverage) }));
   // Computed once the snapshot is let go: on SQLite it holds the one connection.
   const roles = rolesOf(read.experiment, read.goal, read.events);
-  const results = await describe(read.experiment, ordered(read.variants), read.goal, read.chosen, read.counts, read.historyEvent, dailyChanges(read.daily), roles);
+  const results = await describe(read.experiment, ordered(read.variants), read.goal, read.chosen, read.counts, read.historyEvent, dailyChanges(read.daily, read.experiment.pre_exposure_days > 0), roles);
   return { ...results, coverage: toPercent(read.experiment.coverage), coverage_changes };
 }
 
@@ -77,10 +77,11 @@ function ordered(variants: ResolvedVariant[]): ResolvedVariant[] {
   return [...variants].sort((a, b) => Number(Boolean(b.control)) - Number(Boolean(a.control)) || (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
 }
 
-function dailyChanges(daily: Awaited<ReturnType<typeof dailyChangesOf>>): DailyChange[] {
+/** The roll-up's changes; with `cuped`, the changes of the pre-exposure sums too. */
+function dailyChanges(daily: Awaited<ReturnType<typeof dailyChangesOf>>, cuped: boolean): DailyChange[] {
   return [
     ...daily.participants.map((row) => ({ variantId: row.variant_id, day: row.day, participants: row.participants, uniqueConversions: 0, micros: { sum: 0n, sumOfSquares: 0n } })),
-    ...daily.conversions.map((row) => ({ variantId: row.variant_id, day: row.day, participants: 0, uniqueConversions: row.unique_conversions, micros: row.micros })),
+    ...daily.conversions.map((row) => ({ variantId: row.variant_id, day: row.day, participants: 0, uniqueConversions: row.unique_conversions, micros: row.micros, ...(cuped && { covariate: row.covariate }) })),
   ];
 }
 
@@ -154,7 +155,7 @@ function dayVerdicts(event: EventRow, role: Role, variants: ResolvedVariant[], c
  */
 async function describe(experiment: ExperimentRow, variants: ResolvedVariant[], goal: EventRow, events: EventRow[], counts: Counts, historyEvent: EventRow, changes: DailyChange[], roles: EventRole[]): Promise<Omit<ExperimentResults, 'coverage' | 'coverage_changes'>> {
   const control = variants.find((v) => Boolean(v.control));
-  const armOn = armTotalsOf(counts);
+  const armOn = armTotalsOf(counts, experiment.pre_exposure_days > 0);
   const judged = judgements(roles, variants, control, armOn);
   const roleOf = new Map(roles.map(({ event, role }) => [event.id, role]));
   const srm = experimentSrm(variants);
@@ -180,7 +181,7 @@ async function describe(experiment: ExperimentRow, variants: ResolvedVariant[], 
           variant: variant.key,
           control: isControl,
           participants: variant.participants,
-          statistics: eventStatistics(event, arm, controlArm ?? armOn(undefined, event.id), isControl, experiment.minimum_effect),
+          statistics: eventStatistics(event, arm, controlArm ?? armOn(undefined, event.id), isControl, experiment),
           difference: sequential.difference,
           confidence_sequence: sequential.confidenceSequence,
           verdict: sequential.verdict,

@@ -7,7 +7,7 @@ export async function countsOnEvents(db: Db, teamId: number, variantIds: number[
   if (variantIds.length === 0 || eventIds.length === 0) return [];
   return db
     .selectFrom('variant_event_counts')
-    .select(['variant_id', 'event_id', 'conversions', 'unique_conversions', 'sum_y', 'sum_y2'])
+    .select(['variant_id', 'event_id', 'conversions', 'unique_conversions', 'sum_y', 'sum_y2', 'sum_x', 'sum_x2', 'sum_xy'])
     .where('team_id', '=', teamId)
     .where('variant_id', 'in', variantIds)
     .where('event_id', 'in', eventIds)
@@ -36,7 +36,8 @@ const BY_DAY = sql`2`;
 
 /**
  * The daily roll-up of the variants' participants and, for one event, their conversions and the
- * exact sums of its metric (Σy in micro-units, Σy² in micro-units squared), from
+ * exact sums of its metric (Σy in micro-units, Σy² in micro-units squared) and of CUPED's
+ * covariate (Σx, Σx², Σxy), from
  * `from` on; what changed before `from` summed into `from` itself, so that the days' cumulative
  * totals are the same as from the whole roll-up, in a number of rows that does not grow with the
  * days before the window.
@@ -60,6 +61,9 @@ export async function dailyChangesOf(db: Db, teamId: number, variantIds: number[
       // The exact sums (micro-units), listed as text and added as BigInts: no aggregate of either engine adds SQLite's text exactly.
       sql<string>`string_agg(cast(sum_y as text), ',')`.as('sum_y'),
       sql<string>`string_agg(cast(sum_y2 as text), ',')`.as('sum_y2'),
+      sql<string>`string_agg(cast(sum_x as text), ',')`.as('sum_x'),
+      sql<string>`string_agg(cast(sum_x2 as text), ',')`.as('sum_x2'),
+      sql<string>`string_agg(cast(sum_xy as text), ',')`.as('sum_xy'),
     ])
     .where('team_id', '=', teamId)
     .where('variant_id', 'in', variantIds)
@@ -68,7 +72,13 @@ export async function dailyChangesOf(db: Db, teamId: number, variantIds: number[
     .execute();
   return {
     participants: participants.map((row) => ({ ...row, participants: Number(row.participants) })),
-    conversions: conversions.map((row) => ({ ...row, unique_conversions: Number(row.unique_conversions), micros: { sum: addListed(row.sum_y), sumOfSquares: addListed(row.sum_y2) } })),
+    conversions: conversions.map((row) => ({
+      variant_id: row.variant_id,
+      day: row.day,
+      unique_conversions: Number(row.unique_conversions),
+      micros: { sum: addListed(row.sum_y), sumOfSquares: addListed(row.sum_y2) },
+      covariate: { sumX: addListed(row.sum_x), sumX2: addListed(row.sum_x2), sumXY: addListed(row.sum_xy) },
+    })),
   };
 }
 

@@ -1,12 +1,14 @@
 import type { components } from '../../generated/api';
 import { compareMeans, summarise, type MeanArm } from '../domain/means';
 import { minimumDetectableEffect, participantsNeededForRelative, rateArm } from '../domain/power';
+import type { Covariate } from '../domain/estimate';
 import { compareWithControl, sampleRatioMismatch, type ArmCounts } from '../domain/statistics';
 import { experimentNotFound } from '../experiments/service';
 import { exact } from '../storage/exact-sums';
 import type { ExperimentRow } from '../experiments/store';
 import type { Db } from '../storage/database';
 import type { TeamRow } from '../teams/store';
+import { regressionAdjustment } from './regression-adjustment';
 import { requireVariant } from './service';
 import { statisticsInputs, type ResolvedVariant, type StatisticsInputs } from './store';
 
@@ -29,11 +31,15 @@ export async function variantStatistics(db: Db, team: TeamRow, experimentKey: st
 type Events = Array<{ id: number; key: string; type: EventStatistics['type'] }>;
 type Counts = StatisticsInputs['counts'];
 
-/** One arm on one event: its counts and the sums of its metric, in the event's units. */
-export type ArmTotals = ArmCounts & MeanArm;
+/** One arm on one event: its counts and the sums of its metric, in the event's units, and its exact sums of CUPED's covariate (micro-units). */
+export type ArmTotals = ArmCounts & MeanArm & { covariate?: Covariate };
 
-/** Reads an arm's totals on an event from the counter rows (an absent row: nothing counted yet). */
-export function armTotalsOf(counts: Counts): (arm: { id: number; participants: number } | undefined, eventId: number) => ArmTotals {
+/**
+ * Reads an arm's totals on an event from the counter rows (an absent row: nothing counted yet);
+ * with `cuped` (the experiment's window is not 0), its pre-exposure sums too, which the
+ * adjustment and the always-valid figures then use.
+ */
+export function armTotalsOf(counts: Counts, cuped: boolean): (arm: { id: number; participants: number } | undefined, eventId: number) => ArmTotals {
   const countOf = new Map(counts.map((count) => [`${count.variant_id}:${count.event_id}`, count]));
   return (arm, eventId) => {
     const row = arm && countOf.get(`${arm.id}:${eventId}`);
@@ -46,12 +52,13 @@ export function armTotalsOf(counts: Counts): (arm: { id: number; participants: n
       sum: row ? Number(row.sum_y) / 1e6 : 0,
       sumOfSquares: row ? Number(row.sum_y2) / 1e12 : 0,
       micros: { sum: exact(row?.sum_y), sumOfSquares: exact(row?.sum_y2) },
+      ...(cuped && { covariate: { sumX: exact(row?.sum_x), sumX2: exact(row?.sum_x2), sumXY: exact(row?.sum_xy) } }),
     };
   };
 }
 
 function describe(experiment: ExperimentRow, variants: ResolvedVariant[], variant: ResolvedVariant, control: ResolvedVariant | undefined, events: Events, counts: Counts): VariantStatistics {
-  const armOn = armTotalsOf(counts);
+  const armOn = armTotalsOf(counts, experiment.pre_exposure_days > 0);
   const goalFirst = [...events.filter((e) => e.id === experiment.event_id), ...events.filter((e) => e.id !== experiment.event_id)];
 
   return {
@@ -60,7 +67,7 @@ function describe(experiment: ExperimentRow, variants: ResolvedVariant[], varian
     control: control?.key ?? null,
     participants: variant.participants,
     srm: experimentSrm(variants),
-    events: goalFirst.map((event) => eventStatistics(event, armOn(variant, event.id), armOn(control, event.id), variant.id === control?.id, experiment.minimum_effect)),
+    events: goalFirst.map((event) => eventStatistics(event, armOn(variant, event.id), armOn(control, event.id), variant.id === control?.id, experiment)),
   };
 }
 
@@ -74,7 +81,8 @@ export function experimentSrm(variants: ResolvedVariant[]): VariantStatistics['s
 }
 
 /** The fixed-horizon figures of one arm against the control on one event, and the planning ones for the experiment's minimum effect. */
-export function eventStatistics(event: { key: string; type: EventStatistics['type'] }, arm: ArmTotals, control: ArmTotals, isControl: boolean, minimumEffect: number | null): EventStatistics {
+export function eventStatistics(event: { key: string; type: EventStatistics['type'] }, arm: ArmTotals, control: ArmTotals, isControl: boolean, experiment: Pick<ExperimentRow, 'minimum_effect' | 'pre_exposure_days'>): EventStatistics {
+  const minimumEffect = experiment.minimum_effect;
   const comparison = compareWithControl(arm, control, isControl);
   const controlRate = rateArm(control);
   return {
@@ -96,6 +104,7 @@ export function eventStatistics(event: { key: string; type: EventStatistics['typ
     minimum_detectable_effect: comparison.minimumDetectableEffect,
     participants_needed: isControl ? null : participantsNeededForRelative(rateArm(arm), controlRate, controlRate.rate, minimumEffect),
     means: event.type === 'unique' ? null : meanStatistics(arm, control, isControl, minimumEffect),
+    regression_adjustment: isControl ? null : regressionAdjustment(event.type, arm, control, experiment.pre_exposure_days),
   };
 }
 

@@ -88,7 +88,7 @@ export async function eventCountsOf(db: Db, teamId: number, variantIds: number[]
 const countsOfVariants = prepared((db, arg: Bind<{ teamId: number; variantIds: number[] }>, variants: number) =>
   db
     .selectFrom('variant_event_counts')
-    .select(['variant_id', 'event_id', 'conversions', 'unique_conversions', 'sum_y', 'sum_y2'])
+    .select(['variant_id', 'event_id', 'conversions', 'unique_conversions', 'sum_y', 'sum_y2', 'sum_x', 'sum_x2', 'sum_xy'])
     .where('team_id', '=', arg((a) => a.teamId))
     .where(
       'variant_id',
@@ -103,7 +103,7 @@ export interface StatisticsInputs {
   variants: ResolvedVariant[];
   events: Array<Pick<EventRow, 'id' | 'key' | 'type' | 'cap' | 'direction'>>;
   /** The counters of the named variant and of the control. */
-  counts: Array<{ variant_id: number; event_id: number; conversions: number; unique_conversions: number; sum_y: string | number; sum_y2: string | number }>;
+  counts: Array<{ variant_id: number; event_id: number; conversions: number; unique_conversions: number } & Record<'sum_y' | 'sum_y2' | 'sum_x' | 'sum_x2' | 'sum_xy', string | number>>;
 }
 
 /**
@@ -137,7 +137,17 @@ const experimentWithCounters = prepared((db, arg: Bind<{ teamId: number; experim
           .selectFrom('variant_event_counts as c')
           .innerJoin('variants as cv', 'cv.id', 'c.variant_id')
           // The exact sums as text: PostgreSQL's JSON would carry them as numbers, rounded to doubles when parsed.
-          .select(['c.variant_id', 'c.event_id', 'c.conversions', 'c.unique_conversions', sql<string>`cast(c.sum_y as text)`.as('sum_y'), sql<string>`cast(c.sum_y2 as text)`.as('sum_y2')])
+          .select([
+            'c.variant_id',
+            'c.event_id',
+            'c.conversions',
+            'c.unique_conversions',
+            sql<string>`cast(c.sum_y as text)`.as('sum_y'),
+            sql<string>`cast(c.sum_y2 as text)`.as('sum_y2'),
+            sql<string>`cast(c.sum_x as text)`.as('sum_x'),
+            sql<string>`cast(c.sum_x2 as text)`.as('sum_x2'),
+            sql<string>`cast(c.sum_xy as text)`.as('sum_xy'),
+          ])
           .whereRef('cv.experiment_id', '=', 'experiments.id')
           .whereRef('c.team_id', '=', 'experiments.team_id')
           .where((w) => w.or([w('cv.key', '=', arg((a) => a.variantKey)), w('cv.control', '=', true)])),

@@ -201,15 +201,15 @@ describe('participants needed for the experiment\'s minimum effect, as the stati
     'when %s, then participants_needed equals the reference',
     (_, c) => {
       const type = c.metric === 'rate' ? 'unique' : 'value';
-      const statistics = eventStatistics({ key: 'e', type }, totals(c.variant), totals(c.control), false, c.minimumEffect);
+      const statistics = eventStatistics({ key: 'e', type }, totals(c.variant), totals(c.control), false, { minimum_effect: c.minimumEffect, pre_exposure_days: 0 });
       expect(c.metric === 'rate' ? statistics.participants_needed : statistics.means!.participants_needed).toBe(c.participantsNeeded);
     },
   );
 
   it('when the experiment states no minimum effect, or for the control, then there is no planning figure', () => {
     const arm = { participants: 1000, conversions: 130, uniqueConversions: 130, sum: 1000, sumOfSquares: 3100 };
-    expect(eventStatistics({ key: 'e', type: 'value' }, arm, arm, false, null)).toMatchObject({ participants_needed: null, means: { participants_needed: null } });
-    expect(eventStatistics({ key: 'e', type: 'value' }, arm, arm, true, 0.1)).toMatchObject({ participants_needed: null, means: { participants_needed: null } });
+    expect(eventStatistics({ key: 'e', type: 'value' }, arm, arm, false, { minimum_effect: null, pre_exposure_days: 14 })).toMatchObject({ participants_needed: null, means: { participants_needed: null } });
+    expect(eventStatistics({ key: 'e', type: 'value' }, arm, arm, true, { minimum_effect: 0.1, pre_exposure_days: 14 })).toMatchObject({ participants_needed: null, means: { participants_needed: null } });
   });
 });
 

@@ -35,6 +35,7 @@ function emptyEvent(event: string, type: 'unique' | 'count'): EventStatistics {
     minimum_detectable_effect: null,
     participants_needed: null,
     means: type === 'unique' ? null : EMPTY_MEANS,
+    regression_adjustment: null,
   };
 }
 
@@ -71,6 +72,7 @@ const EVENT_FIELDS = [
   'p_value',
   'participants_needed',
   'power',
+  'regression_adjustment',
   'test',
   'type',
   'unique_conversion_rate',
@@ -247,6 +249,7 @@ describe.each(engines)('variant statistics on %s', (engine) => {
         minimum_detectable_effect: null,
         participants_needed: null,
         means: null,
+        regression_adjustment: null,
       });
       expect(purchase.conversion_rate_interval!.lower).toBeCloseTo(0.1078, 4);
       expect(purchase.conversion_rate_interval!.upper).toBeCloseTo(0.6032, 4);

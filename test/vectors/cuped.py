@@ -183,5 +183,35 @@ rho = 0.5
 control, variant = correlated_arm(rng, 5000, rho, 0), correlated_arm(rng, 5000, rho, 0.5)
 simulation = {'rho': rho, 'control': sums(control), 'variant': sums(variant), 'expected': compare(control, variant, 'mean')}
 
+# Served end to end (test/ledger/cuped-served.test.ts writes each participant through the server): per
+# participant, orders before and after (count) and spend before and after (value, in cents).
+def poisson(rng, rate):
+    k, p, limit = 0, 1.0, math.exp(-rate)
+    while True:
+        p *= rng.random()
+        if p < limit:
+            return k
+        k += 1
+
+def served_arm(rng, n, lift):
+    arm = []
+    for _ in range(n):
+        rate = rng.expovariate(0.6)
+        level = math.exp(rng.gauss(2, 0.6))
+        spent_before = cents(max(0, level + rng.gauss(0, 3))) if rng.random() < 0.7 else F(0)
+        arm.append((F(poisson(rng, rate)), F(poisson(rng, rate * (1 + lift))), spent_before, cents(max(0, level * (1 + lift) + rng.gauss(0, 3)))))
+    return arm
+
+rng = random.Random(20261129)
+served_control, served_variant = served_arm(rng, 24, 0), served_arm(rng, 26, 0.3)
+served = {
+    'control': [[str(v) for v in p] for p in served_control],
+    'variant': [[str(v) for v in p] for p in served_variant],
+    'expected': {
+        'orders': compare([(p[0], p[1]) for p in served_control], [(p[0], p[1]) for p in served_variant], 'mean'),
+        'spend': compare([(p[2], p[3]) for p in served_control], [(p[2], p[3]) for p in served_variant], 'mean'),
+    },
+}
+
 print(json.dumps({'source': 'test/vectors/cuped.py (pure Python: exact fractions per participant, t from the incomplete beta continued fraction)',
-                  'cases': cases, 'simulation': simulation}, indent=1))
+                  'cases': cases, 'simulation': simulation, 'served': served}, indent=1))
