@@ -126,18 +126,19 @@ def value_arm(rng, n, lift):
         arm.append((cents(x), cents(y)))
     return arm
 
+def poisson(rng, rate):
+    k, p, limit = 0, 1.0, math.exp(-rate)
+    while True:
+        p *= rng.random()
+        if p < limit:
+            return k
+        k += 1
+
 def count_arm(rng, n, lift):
-    def poisson(rate):
-        k, p, limit = 0, 1.0, math.exp(-rate)
-        while True:
-            p *= rng.random()
-            if p < limit:
-                return k
-            k += 1
     arm = []
     for _ in range(n):
         rate = rng.expovariate(0.5)
-        arm.append((F(poisson(rate)), F(poisson(rate * (1 + lift)))))
+        arm.append((F(poisson(rng, rate)), F(poisson(rng, rate * (1 + lift)))))
     return arm
 
 def yes_no_arm(rng, n, before, after_if_before, after_otherwise):
@@ -185,14 +186,6 @@ simulation = {'rho': rho, 'control': sums(control), 'variant': sums(variant), 'e
 
 # Served end to end (test/ledger/cuped-served.test.ts writes each participant through the server): per
 # participant, orders before and after (count) and spend before and after (value, in cents).
-def poisson(rng, rate):
-    k, p, limit = 0, 1.0, math.exp(-rate)
-    while True:
-        p *= rng.random()
-        if p < limit:
-            return k
-        k += 1
-
 def served_arm(rng, n, lift):
     arm = []
     for _ in range(n):
