@@ -93,9 +93,18 @@ function EventView({ event, width }: { event: EventResults; width: number }) {
             </span>{' '}
             {v.variant} against {control?.variant ?? 'the control'} on the {METRICS[v.decision!.metric]}: {onMeans ? signed(v.decision!.difference) : points(v.decision!.difference)} (p{NBSP}
             {pValue(v.decision!.adjusted_p_value)}, {correctionText(v.decision!.correction)})
+            {v.statistics.regression_adjustment && (
+              <>
+                {' '}
+                <abbr class="cuped" title="Adjusted on each participant's own behaviour before the experiment (CUPED)">
+                  CUPED
+                </abbr>
+              </>
+            )}
           </li>
         ))}
       </ul>
+      <Adjustments event={event} />
       <DifferenceChart
         rows={judged.map((v) => ({ variant: v.variant, difference: v.decision!.difference, interval: v.decision!.confidence_sequence }))}
         unit={onMeans ? MEANS : RATES}
@@ -105,6 +114,33 @@ function EventView({ event, width }: { event: EventResults; width: number }) {
       {event.variants.length > 0 && (onMeans ? <MeansTable event={event} /> : <RatesTable event={event} />)}
       <Planning event={event} />
     </article>
+  );
+}
+
+/**
+ * Where the comparison is adjusted on the participants' own past (CUPED), the main interval is the
+ * adjusted one; beside it, the unadjusted one and how much of the variance the adjustment removed.
+ */
+function Adjustments({ event }: { event: EventResults }) {
+  const write = event.metric === 'mean' ? (x: number) => signed(x) : (x: number) => points(x);
+  const adjusted = event.variants.filter((v) => v.statistics.regression_adjustment);
+  if (adjusted.length === 0) return null;
+  return (
+    <ul class="adjustments">
+      {adjusted.map((v) => {
+        const adjustment = v.statistics.regression_adjustment!;
+        const unadjusted = event.metric === 'mean' ? (v.statistics.means?.difference_interval ?? null) : v.statistics.difference_interval;
+        return (
+          <li key={v.variant} data-variant={v.variant}>
+            <abbr class="cuped" title="Controlled-experiment Using Pre-Experiment Data">
+              CUPED
+            </abbr>{' '}
+            {v.variant}: adjusted on each participant's own last {adjustment.pre_exposure_days} days before it entered, the 95{NBSP}% interval is {interval(adjustment.difference_interval, write)}{' '}
+            (unadjusted {interval(unadjusted, write)}), with {percent(Math.max(0, adjustment.variance_reduction), 0)} less variance.
+          </li>
+        );
+      })}
+    </ul>
   );
 }
 

@@ -67,6 +67,18 @@ describe.skipIf(!hasChromium).each(engines)("the console's results view on %s", 
       await experiment('first_hour');
       await enrol('first_hour', 'control', 'fc', 4, 0);
       await enrol('first_hour', 'treatment', 'ft', 4, 0);
+      // Returning customers: half of them bought three days before the experiment, and those are likelier to buy again
+      const returning = (prefix: string) => Array.from({ length: 80 }, (_, i) => ({ key: `${prefix}-${i}`, boughtBefore: i % 2 === 0, buys: i % 2 === 0 ? i % 10 !== 0 : i % 7 === 0 }));
+      const [controls, treated] = [returning('rc'), returning('rt')];
+      setClock(() => new Date('2026-06-04T12:00:00.000Z'));
+      const before = [...controls, ...treated].filter((p) => p.boughtBefore).map((p): IngestRequest => ({ participant: p.key, event: 'purchase', enrol: false }));
+      await ok(team.ingest.POST('/api/teams/{team}/ingest/batch', { params: { path: { team: team.id } }, body: { items: before } }));
+      setClock(() => new Date('2026-06-07T13:00:00.000Z'));
+      await experiment('returning');
+      for (const [variant, participants] of [['control', controls], ['treatment', treated]] as const) {
+        const items = participants.map((p): IngestRequest => ({ participant: p.key, experiment: 'returning', variant, ...(p.buys || (variant === 'treatment' && p.key.endsWith('-3')) ? { event: 'purchase' } : {}) }));
+        await ok(team.ingest.POST('/api/teams/{team}/ingest/batch', { params: { path: { team: team.id } }, body: { items } }));
+      }
     } finally {
       restore();
     }
@@ -163,6 +175,26 @@ describe.skipIf(!hasChromium).each(engines)("the console's results view on %s", 
     expect(await row.locator('td[data-label="chance to beat"]').innerText()).toBe('—');
     expect(await page.locator('dl.summary').innerText()).not.toMatch(/0\.0\d/);
     expect(await page.locator('section.results').innerText()).not.toMatch(/−0(\.0+)?\s?pp/);
+    expect(problems).toEqual([]);
+    await page.close();
+  });
+
+  it("when participants have a history before the experiment, then each verdict is marked CUPED and the adjusted interval shows beside the unadjusted one with the variance it removed, as the API gives them", async () => {
+    const { page, problems } = await watchedPage(browser, 390);
+    await signIn(page, server().baseUrl, team.token);
+    await open(page, 'returning');
+    const answer = (await results('returning')).events.find((e) => e.event === 'purchase')!.variants.find((v) => v.variant === 'treatment')!;
+    const adjustment = answer.statistics.regression_adjustment!;
+    expect(adjustment.variance_reduction).toBeGreaterThan(0.1);
+    const purchase = page.locator('article.event[data-event=purchase]');
+    expect(await purchase.locator('.verdict-lines li[data-variant=treatment] abbr.cuped').innerText()).toBe('CUPED');
+    const line = await purchase.locator('.adjustments li[data-variant=treatment]').innerText();
+    expect(line).toContain(`last 14 days`);
+    expect(line).toContain(`${Math.round(adjustment.variance_reduction * 100)}${'\u00a0'}% less variance`);
+    const lower = (adjustment.difference_interval!.lower * 100).toFixed(2);
+    expect(line.replace(/[−]/g, '-')).toContain(lower);
+    expect(await overflows(page)).toEqual({ sideways: 0, outside: [] });
+    await expectAccessible(page, 'results of returning');
     expect(problems).toEqual([]);
     await page.close();
   });
