@@ -654,6 +654,144 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/teams/{team}/features/{feature}/rollouts": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List rollouts
+         * @description Every safe rollout of the flag, in any state, oldest (number 1) first. Needs the `viewer` role.
+         *
+         *     Role: any member of the team (`viewer`, `editor` or `admin`), with any API token.
+         */
+        get: operations["rollouts_list"];
+        put?: never;
+        /**
+         * Create rollout
+         * @description Starts a safe rollout of a new value of the flag, `running` at its first step (`step` 0, `share` the first step's percentage, `history` holding that step), with a seed drawn now and never changed (see Rollout for who gets what, and where it sits in the flag's evaluation). It is carried in the team config from this change on. Its number is the flag's highest rollout number plus one. 400 naming the field for a value that does not read as the flag's type, a malformed condition, a repeated guardrail or a ramp that breaks RolloutCreate's rules; 404 for an unknown flag or guardrail event; 409 while the flag has a `running` or `paused` rollout. Writes the audit entry `rollout` / `created` (key `<feature>/<number>`), delivered to the endpoints that want `rollout.created`. Needs the `editor` role.
+         *
+         *     Role: `editor` or `admin`, with a token that is not read-only (otherwise 403).
+         */
+        post: operations["rollouts_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/teams/{team}/features/{feature}/rollouts/{rollout}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * One rollout
+         * @description One safe rollout of the flag, by its number. Needs the `viewer` role.
+         *
+         *     Role: any member of the team (`viewer`, `editor` or `admin`), with any API token.
+         */
+        get: operations["rollouts_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/teams/{team}/features/{feature}/rollouts/{rollout}/pause": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Pause rollout
+         * @description Moves a `running` rollout to `paused`: it keeps its step and share, so every participant is served as before, and it stays in the team config; it does not advance until resumed. 409 in any other state. Writes the audit entry `rollout` / `paused`, delivered as `rollout.paused`. Needs the `editor` role.
+         *
+         *     Role: `editor` or `admin`, with a token that is not read-only (otherwise 403).
+         */
+        post: operations["rollouts_pause"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/teams/{team}/features/{feature}/rollouts/{rollout}/resume": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Resume rollout
+         * @description Moves a `paused` rollout back to `running` at the step and share it was paused at. 409 in any other state. Writes the audit entry `rollout` / `resumed`, delivered as `rollout.resumed`. Needs the `editor` role.
+         *
+         *     Role: `editor` or `admin`, with a token that is not read-only (otherwise 403).
+         */
+        post: operations["rollouts_resume"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/teams/{team}/features/{feature}/rollouts/{rollout}/roll-back": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Roll back rollout
+         * @description Ends a `running` or `paused` rollout as `rolled_back`, with `rollback` `{reason: manual, at: now}`: it leaves the team config in this change, so every participant is served the flag's own value again at the next config. 409 in any other state. Writes the audit entry `rollout` / `rolled_back`, delivered as `rollout.rolled_back`. Needs the `editor` role.
+         *
+         *     Role: `editor` or `admin`, with a token that is not read-only (otherwise 403).
+         */
+        post: operations["rollouts_roll_back"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/teams/{team}/features/{feature}/rollouts/{rollout}/release": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Release rollout
+         * @description Ends a `running` or `paused` rollout as `released`: in the same change the flag's `value` becomes the rollout's `value` and the rollout leaves the team config, so the flag serves the new value to every participant none of its rules applies to; `step` becomes the last, `share` 100, and `history` gains the last step. 409 in any other state. Writes the audit entries `rollout` / `released` (delivered as `rollout.released`) and the flag's `updated` for its `value` (delivered as `flag.updated`). Needs the `editor` role.
+         *
+         *     Role: `editor` or `admin`, with a token that is not read-only (otherwise 403).
+         */
+        post: operations["rollouts_release"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/teams/{team}/participants": {
         parameters: {
             query?: never;
@@ -1623,7 +1761,21 @@ export interface components {
             /** @description In creation order — the order of the hash ranges. Shares sum to 100. */
             variants: components["schemas"]["ConfigVariant"][];
         };
-        /** @description A flag as SDKs evaluate it: see `rules` for the order of evaluation. A disabled flag serves null. `type` says how SDKs read its values (see FlagType). */
+        /** @description The flag's `running` or `paused` rollout, as SDKs decide it (see Rollout for the arms and for where it sits in the flag's evaluation): when none of the flag's rules applies, a participant matching `conditions` is served `value` in the `new` arm at `share` %, the flag's value otherwise. */
+        ConfigRollout: {
+            /**
+             * Format: int32
+             * @example 1
+             */
+            number: number;
+            /** @example 9f86d081884c7d659a2feaa0c55ad015 */
+            seed: string;
+            /** @example 5 */
+            share: number;
+            value: components["schemas"]["FeatureValue"];
+            conditions?: components["schemas"]["Condition"];
+        };
+        /** @description A flag as SDKs evaluate it: see `rules` for the order of evaluation. A disabled flag serves null. `type` says how SDKs read its values (see FlagType). `rollout`, present while the flag has a `running` or `paused` rollout, decides what an enabled flag serves when none of its rules applies (see ConfigRollout). */
         ConfigFeature: {
             key: components["schemas"]["Key"];
             /** @example true */
@@ -1631,6 +1783,7 @@ export interface components {
             type: components["schemas"]["FlagType"];
             value: components["schemas"]["FeatureValue"];
             rules: components["schemas"]["FeatureRules"];
+            rollout?: components["schemas"]["ConfigRollout"];
         };
         /**
          * @description Everything an SDK needs to assign and flag locally: the team's running experiments and all its feature flags. `{"data": Config}` as JSON is at most 1 048 576 bytes in UTF-8 (see Limits). This structure only ever grows — fields are added, never removed or changed in meaning — so SDKs must ignore fields they do not know.
@@ -1653,7 +1806,7 @@ export interface components {
          * @example flag
          * @enum {string}
          */
-        AuditResourceType: "team" | "member" | "api-token" | "ingest-key" | "event" | "experiment" | "variant" | "flag" | "participant" | "enrolment" | "webhook";
+        AuditResourceType: "team" | "member" | "api-token" | "ingest-key" | "event" | "experiment" | "variant" | "flag" | "rollout" | "participant" | "enrolment" | "webhook";
         /** @description Who made a change. `type` is `user` for a change made through the API with a user's API token (`user_id` and `email` name the user; the token itself is never recorded), `admin-cli` for a change made by an operator with the admin CLI, and `service` for a change the service made by itself (`reason` says why). Fields that do not apply to the type are null. */
         AuditActor: {
             /**
@@ -1684,9 +1837,9 @@ export interface components {
         /**
          * @description One change to a team's resources, written in the same transaction as the change: a change is never stored without its entry, nor an entry without its change. Entries are never updated.
          *
-         *     `resource_type` and `resource_key` name what changed: `event`, `experiment`, `flag` (a feature) and `participant` by their key; `variant` as `<experiment>/<variant>`; `enrolment` (a participant withdrawn from an experiment) as `<participant>/<experiment>`; `member` by the user's e-mail; `api-token` by its user's e-mail (written to every team the user is a member of; never the token); `ingest-key` and `team` by the team's id; `webhook` (an endpoint) by its key (`issued` when its secret is rotated; never the secret).
+         *     `resource_type` and `resource_key` name what changed: `event`, `experiment`, `flag` (a feature) and `participant` by their key; `variant` as `<experiment>/<variant>`; `enrolment` (a participant withdrawn from an experiment) as `<participant>/<experiment>`; `member` by the user's e-mail; `api-token` by its user's e-mail (written to every team the user is a member of; never the token); `ingest-key` and `team` by the team's id; `webhook` (an endpoint) by its key (`issued` when its secret is rotated; never the secret); `rollout` (a flag's safe rollout) as `<feature>/<number>`.
          *
-         *     `action` is `created`, `updated` or `deleted`; `started` and `stopped` for an experiment; `issued` and `revoked` for a credential. `before` and `after` are the resource as the API answers it (for a credential, a description of it without its secret): `before` is null for `created` and `issued`, `after` is null for `deleted`; for `updated`, both hold only the fields whose value changed (`updated_at` left out), `before` their old values and `after` their new ones. Ingest writes no entry, nor does a participant or enrolment it creates.
+         *     `action` is `created`, `updated` or `deleted`; `started` and `stopped` for an experiment; `issued` and `revoked` for a credential; `created`, `paused`, `resumed`, `rolled_back` and `released` for a rollout (`advanced` and `held` are reserved for the decisions the service makes on its own). Releasing a rollout also writes the flag's `updated` entry for its new `value`. `before` and `after` are the resource as the API answers it (for a credential, a description of it without its secret): `before` is null for `created` and `issued`, `after` is null for `deleted`; for `updated`, both hold only the fields whose value changed (`updated_at` left out), `before` their old values and `after` their new ones. Ingest writes no entry, nor does a participant or enrolment it creates.
          */
         AuditEntry: {
             /**
@@ -1703,7 +1856,7 @@ export interface components {
              * @example updated
              * @enum {string}
              */
-            action: "created" | "updated" | "deleted" | "started" | "stopped" | "issued" | "revoked";
+            action: "created" | "updated" | "deleted" | "started" | "stopped" | "issued" | "revoked" | "paused" | "resumed" | "advanced" | "held" | "rolled_back" | "released";
             /**
              * @description The resource before the change (for an update, only the fields that changed); null for a creation.
              * @example {
@@ -1740,7 +1893,7 @@ export interface components {
          * @example flag.updated
          * @enum {string}
          */
-        WebhookEventType: "event.created" | "event.updated" | "event.deleted" | "event.*" | "experiment.created" | "experiment.updated" | "experiment.deleted" | "experiment.started" | "experiment.stopped" | "experiment.*" | "variant.created" | "variant.updated" | "variant.deleted" | "variant.*" | "flag.created" | "flag.updated" | "flag.deleted" | "flag.*" | "participant.created" | "participant.updated" | "participant.deleted" | "participant.*" | "enrolment.deleted" | "enrolment.*" | "member.created" | "member.updated" | "member.*" | "api-token.issued" | "api-token.revoked" | "api-token.*" | "ingest-key.issued" | "ingest-key.*" | "team.created" | "team.updated" | "team.*" | "webhook.created" | "webhook.updated" | "webhook.deleted" | "webhook.issued" | "webhook.*";
+        WebhookEventType: "event.created" | "event.updated" | "event.deleted" | "event.*" | "experiment.created" | "experiment.updated" | "experiment.deleted" | "experiment.started" | "experiment.stopped" | "experiment.*" | "variant.created" | "variant.updated" | "variant.deleted" | "variant.*" | "flag.created" | "flag.updated" | "flag.deleted" | "flag.*" | "rollout.created" | "rollout.advanced" | "rollout.held" | "rollout.paused" | "rollout.resumed" | "rollout.rolled_back" | "rollout.released" | "rollout.*" | "participant.created" | "participant.updated" | "participant.deleted" | "participant.*" | "enrolment.deleted" | "enrolment.*" | "member.created" | "member.updated" | "member.*" | "api-token.issued" | "api-token.revoked" | "api-token.*" | "ingest-key.issued" | "ingest-key.*" | "team.created" | "team.updated" | "team.*" | "webhook.created" | "webhook.updated" | "webhook.deleted" | "webhook.issued" | "webhook.*";
         /**
          * @description A receiver of the team's changes. Every change to the team's resources writes an audit entry (AuditEntry); in the same transaction, for each enabled endpoint whose `event_types` includes the entry's `<resource_type>.<action>`, a delivery of that entry is queued. A change rolled back queues nothing; a change committed is delivered at least once.
          *
@@ -2437,6 +2590,118 @@ export interface components {
             value?: components["schemas"]["FeatureValue"];
             rules?: components["schemas"]["FeatureRules"];
         };
+        /**
+         * @description `running`: its arms are served at the current step's share; `paused`: served exactly as when it was paused (same step, same share) until it is resumed; `rolled_back`: ended, every participant is served the flag's current value again; `released`: ended, its new value became the flag's `value`. `rolled_back` and `released` are final.
+         * @example running
+         * @enum {string}
+         */
+        RolloutState: "running" | "paused" | "rolled_back" | "released";
+        /** @description An event of the team the rollout must not make worse, and which way is better for it (see EventDirection): harm is a fall of an `increase` event and a rise of a `decrease` one in the `new` arm against the `current` arm. Named by the event's key as given at creation. */
+        RolloutGuardrail: {
+            event: components["schemas"]["Key"];
+            direction: components["schemas"]["EventDirection"];
+        };
+        /** @description One step of the ramp: the share of the matching participants served the new value, the least time the step is held and the least number of participants newly exposed in each arm before the rollout may leave it. */
+        RolloutStep: {
+            /**
+             * @description Share in % (at most two decimals). Every step but the last is a compared step, above 0 and at most 50; the last is exactly 100 (the release). Steps strictly increase.
+             * @example 5
+             */
+            percentage: number;
+            /**
+             * Format: int32
+             * @description Least time the step is held, in seconds (at most 30 days).
+             * @example 3600
+             */
+            hold_seconds: number;
+            /**
+             * Format: int32
+             * @description Least number of participants newly exposed in each arm during the step.
+             * @example 2000
+             */
+            minimum_exposures: number;
+        };
+        /**
+         * @description A safe rollout of a new value of a flag, numbered 1, 2, … per flag. A flag has at most one rollout that is `running` or `paused`; creating another meanwhile is a 409.
+         *
+         *     **Who gets what.** A participant whose attributes match `conditions` has a bucket `b = floor(h × 10000 / 2³²)`, with `h` the first 4 bytes, read as an unsigned 32-bit big-endian integer, of SHA-256 over UTF-8(`seed`) ‖ 0x3A (`:`) ‖ UTF-8(participant key). At a share of `s` % (`w = round(s × 100)` buckets) the participant is in the `new` arm when `b < w` and is served `value`; in the `current` arm when `b ≥ 10000 − w` and is served the flag's own value; otherwise in no arm, served the flag's own value and not compared. Both arms hold `w` buckets, so they are balanced at every step; raising the share only adds participants, so nobody moves from the new value back to the current one during the ramp. At 100 % every matching participant gets the new value.
+         *
+         *     **Where it sits in a flag's evaluation.** A rollout replaces the flag's fallthrough, as LaunchDarkly's guarded rollouts do on a default rule: a disabled flag serves null; an enabled flag's own rules (force, rollout and experiment rules) are tried first, in order, and the first that applies still wins; only when none applies does the rollout decide, between its new value and the flag's `value`. A `running` or `paused` rollout is carried in the team config (ConfigFeature's `rollout`) and decides there; a `rolled_back` one is not, so every participant is served the flag's value again at the next config (within the config stream's latency); releasing sets the flag's `value` to the rollout's `value`, which the flag then serves to everyone (its rules still first).
+         */
+        Rollout: {
+            /**
+             * Format: int32
+             * @description The rollout's number within its flag, 1 for its first; never reused while the flag exists.
+             * @example 1
+             */
+            number: number;
+            feature: components["schemas"]["Key"];
+            state: components["schemas"]["RolloutState"];
+            /** @description The new value, served to the `new` arm; read by the flag's `type`. */
+            value: components["schemas"]["FeatureValue"];
+            /** @description Which participants the rollout is for; `{}` for every participant. */
+            conditions: components["schemas"]["Condition"];
+            guardrails: components["schemas"]["RolloutGuardrail"][];
+            steps: components["schemas"]["RolloutStep"][];
+            /**
+             * @description α, the level the guardrails are tested at (see RolloutCreate).
+             * @example 0.05
+             */
+            significance: number;
+            /**
+             * Format: int32
+             * @description Index in `steps` of the current step (0 is the first); the last index once released.
+             * @example 0
+             */
+            step: number;
+            /**
+             * @description The current step's percentage, served as the share of each arm; 100 once released.
+             * @example 1
+             */
+            share: number;
+            /**
+             * @description 32 lowercase hex characters drawn at creation and never changed: they place participants in the arms.
+             * @example 9f86d081884c7d659a2feaa0c55ad015
+             */
+            seed: string;
+            /** @description The steps the rollout has been at, oldest first, each with when it began. */
+            history: {
+                /**
+                 * Format: int32
+                 * @description Index in `steps`.
+                 */
+                step: number;
+                percentage: number;
+                at: components["schemas"]["Timestamp"];
+            }[];
+            /** @description Why and when a `rolled_back` rollout was rolled back; null in every other state. `manual`: through `POST …/roll-back`, with `event`, `effect` and `interval` null; `guardrail`: the guardrail `event` was significantly harmed, with the effect (new arm minus current arm) and its always-valid interval at the rollout's level. */
+            rollback: {
+                /** @enum {string} */
+                reason: "manual" | "guardrail";
+                at: components["schemas"]["Timestamp"];
+                event: components["schemas"]["Key"] | null;
+                effect: number | null;
+                interval: number[] | null;
+            } | null;
+            created_at: components["schemas"]["Timestamp"];
+            updated_at: components["schemas"]["Timestamp"];
+        };
+        /** @description A safe rollout of a new value of the flag. Only `value` is required; the ramp, the guardrails and the level have defaults. */
+        RolloutCreate: {
+            /** @description The new value, as text read by the flag's `type` like a rule's value: one that does not read as the type is a 400 naming `/body/value`. */
+            value: components["schemas"]["FeatureValue"];
+            /** @description Which participants the rollout is for (the condition language of the flag's rules; absent or `{}` means every participant). A malformed condition is a 400 naming its field under `/body/conditions`. */
+            conditions?: components["schemas"]["Condition"];
+            /** @description The events the rollout must not make worse, each once (a repeated event is a 400 naming `/body/guardrails/{index}/event`); each must be an event of the team (404 otherwise, its detail naming the field). None by default. */
+            guardrails?: components["schemas"]["RolloutGuardrail"][];
+            /** @description The ramp, by default 1, 5, 10, 25, 50 and 100 %, each held at least 3 600 seconds with at least 2 000 new exposures per arm. A ramp whose shares do not increase, whose compared steps are not in (0, 50] with at most two decimals, or whose last step is not 100 is a 400 naming `/body/steps/{index}/percentage`. */
+            steps?: components["schemas"]["RolloutStep"][];
+            /**
+             * @description α, the level the guardrails are tested at: one-sided, always valid, Holm-corrected across the rollout's guardrails, so that the chance of any false rollback over the whole rollout is at most α. 0.05 when not given.
+             * @example 0.05
+             */
+            significance?: number;
+        };
         /** @description A new participant. Ingest creates participants too; this is for importing them ahead. */
         ParticipantCreate: {
             key: components["schemas"]["ParticipantKey"];
@@ -2532,17 +2797,23 @@ export interface components {
             /** @description The value served; null when the flag serves nothing (disabled, or a null value). */
             value: components["schemas"]["FeatureValue"];
             /**
-             * @description `disabled`: the flag is off and serves null; `rule`: the rule at index `rule` applied; `default`: the flag is on and no rule applied, so it serves its own value.
+             * @description `disabled`: the flag is off and serves null; `rule`: the rule at index `rule` applied; `rollout`: the flag is on, no rule applied and the participant is in an arm of the flag's running or paused rollout (see Rollout): `rollout_arm` says which, `value` is the rollout's new value in the `new` arm and the flag's own value in the `current` arm; `default`: the flag is on and neither a rule nor a rollout arm applied, so it serves its own value.
              * @example rule
              * @enum {string}
              */
-            reason: "disabled" | "rule" | "default";
+            reason: "disabled" | "rule" | "rollout" | "default";
             /**
              * Format: int32
              * @description Index in the flag's `rules` of the rule that applied (0 is the first), else null.
              * @example 0
              */
             rule: number | null;
+            /**
+             * @description Present when `reason` is `rollout`: the participant's arm of the flag's rollout. OFREP tells it as reason `SPLIT` with variant `rollout_new` or `rollout_current`.
+             * @example new
+             * @enum {string}
+             */
+            rollout_arm?: "new" | "current";
         };
         /**
          * @description What the team's config gives one participant at one moment: every flag by key, and every running experiment by key with the variant key the participant gets (null when it gets none), and why it gets that variant or none. The package `experimentation-api` computes the same object locally with `evaluateConfig(config, participant)`, from the same code as the server.
@@ -2625,6 +2896,7 @@ export interface components {
          *     | a force rule (with or without conditions) | `TARGETING_MATCH` | `rule_<n>` | — |
          *     | a rollout rule | `SPLIT` | `rule_<n>` | — |
          *     | an experiment rule | `SPLIT` | the variant's key | `experiment` |
+         *     | a safe rollout's arm (no rule applied; see Rollout) | `SPLIT` | `rollout_new` or `rollout_current` | — |
          *     | the flag's own value, no rule in force now (none, or all outside their schedule) | `STATIC` | `default` | — |
          *     | the flag's own value, every rule in force missed the participant | `UNKNOWN` | `default` | — |
          *
@@ -2645,7 +2917,7 @@ export interface components {
             value?: boolean | string | number | components["schemas"]["OfrepObjectValue"];
             /** @enum {string} */
             reason: "STATIC" | "TARGETING_MATCH" | "SPLIT" | "DISABLED" | "UNKNOWN";
-            /** @description The experiment variant's key, `rule_<n>` or `default`. */
+            /** @description The experiment variant's key, `rule_<n>`, `rollout_new`, `rollout_current` or `default`. */
             variant?: components["schemas"]["Key"];
             metadata?: components["schemas"]["OfrepMetadata"];
         };
@@ -4605,6 +4877,261 @@ export interface components {
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
+        /** @description The flag's rollouts, oldest (number 1) first. */
+        RolloutList: {
+            headers: {
+                "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "data": [
+                 *         {
+                 *           "number": 1,
+                 *           "feature": "new_checkout",
+                 *           "state": "running",
+                 *           "value": "true",
+                 *           "conditions": {},
+                 *           "guardrails": [
+                 *             {
+                 *               "event": "purchase",
+                 *               "direction": "increase"
+                 *             }
+                 *           ],
+                 *           "steps": [
+                 *             {
+                 *               "percentage": 1,
+                 *               "hold_seconds": 3600,
+                 *               "minimum_exposures": 2000
+                 *             },
+                 *             {
+                 *               "percentage": 5,
+                 *               "hold_seconds": 3600,
+                 *               "minimum_exposures": 2000
+                 *             },
+                 *             {
+                 *               "percentage": 10,
+                 *               "hold_seconds": 3600,
+                 *               "minimum_exposures": 2000
+                 *             },
+                 *             {
+                 *               "percentage": 25,
+                 *               "hold_seconds": 3600,
+                 *               "minimum_exposures": 2000
+                 *             },
+                 *             {
+                 *               "percentage": 50,
+                 *               "hold_seconds": 3600,
+                 *               "minimum_exposures": 2000
+                 *             },
+                 *             {
+                 *               "percentage": 100,
+                 *               "hold_seconds": 3600,
+                 *               "minimum_exposures": 2000
+                 *             }
+                 *           ],
+                 *           "significance": 0.05,
+                 *           "step": 0,
+                 *           "share": 1,
+                 *           "seed": "9f86d081884c7d659a2feaa0c55ad015",
+                 *           "history": [
+                 *             {
+                 *               "step": 0,
+                 *               "percentage": 1,
+                 *               "at": "2026-11-21T09:30:00.000Z"
+                 *             }
+                 *           ],
+                 *           "rollback": null,
+                 *           "created_at": "2026-11-21T09:30:00.000Z",
+                 *           "updated_at": "2026-11-21T09:30:00.000Z"
+                 *         }
+                 *       ]
+                 *     }
+                 */
+                "application/json": {
+                    data: components["schemas"]["Rollout"][];
+                };
+            };
+        };
+        /** @description The rollout. */
+        Rollout: {
+            headers: {
+                "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "data": {
+                 *         "number": 1,
+                 *         "feature": "new_checkout",
+                 *         "state": "running",
+                 *         "value": "true",
+                 *         "conditions": {},
+                 *         "guardrails": [
+                 *           {
+                 *             "event": "purchase",
+                 *             "direction": "increase"
+                 *           }
+                 *         ],
+                 *         "steps": [
+                 *           {
+                 *             "percentage": 1,
+                 *             "hold_seconds": 3600,
+                 *             "minimum_exposures": 2000
+                 *           },
+                 *           {
+                 *             "percentage": 5,
+                 *             "hold_seconds": 3600,
+                 *             "minimum_exposures": 2000
+                 *           },
+                 *           {
+                 *             "percentage": 10,
+                 *             "hold_seconds": 3600,
+                 *             "minimum_exposures": 2000
+                 *           },
+                 *           {
+                 *             "percentage": 25,
+                 *             "hold_seconds": 3600,
+                 *             "minimum_exposures": 2000
+                 *           },
+                 *           {
+                 *             "percentage": 50,
+                 *             "hold_seconds": 3600,
+                 *             "minimum_exposures": 2000
+                 *           },
+                 *           {
+                 *             "percentage": 100,
+                 *             "hold_seconds": 3600,
+                 *             "minimum_exposures": 2000
+                 *           }
+                 *         ],
+                 *         "significance": 0.05,
+                 *         "step": 0,
+                 *         "share": 1,
+                 *         "seed": "9f86d081884c7d659a2feaa0c55ad015",
+                 *         "history": [
+                 *           {
+                 *             "step": 0,
+                 *             "percentage": 1,
+                 *             "at": "2026-11-21T09:30:00.000Z"
+                 *           }
+                 *         ],
+                 *         "rollback": null,
+                 *         "created_at": "2026-11-21T09:30:00.000Z",
+                 *         "updated_at": "2026-11-21T09:30:00.000Z"
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    data: components["schemas"]["Rollout"];
+                };
+            };
+        };
+        /** @description The request is malformed or invalid — a body that breaks its schema, a value that does not read as the flag's type, a malformed condition, a repeated guardrail, a ramp that breaks RolloutCreate's rules, or an invalid path parameter — and nothing was done. `errors` names each offending field. */
+        BadRolloutCreate: {
+            headers: {
+                "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
+        /** @description The team or the flag is not there (or belongs to a team the credential does not reach), or a guardrail names an event the team does not have; the detail names the field. Nothing was done. */
+        RolloutCreateNotFound: {
+            headers: {
+                "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "type": "urn:experimentation:problem:not-found",
+                 *       "title": "Not Found",
+                 *       "status": 404,
+                 *       "detail": "/body/guardrails/0/event: no event 'checkout_error' in team 1."
+                 *     }
+                 */
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
+        /** @description The flag already has a rollout that is `running` or `paused`: roll it back or release it first. Nothing was changed. */
+        RolloutCreateConflict: {
+            headers: {
+                "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "type": "urn:experimentation:problem:conflict",
+                 *       "title": "Conflict",
+                 *       "status": 409,
+                 *       "detail": "Feature 'new_checkout' of team 1 already has rollout 1, which is running; roll it back or release it first."
+                 *     }
+                 */
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
+        /** @description The team, the flag or the rollout is not there — or belongs to a team the credential does not reach, which the caller cannot tell apart. Nothing was done. */
+        RolloutNotFound: {
+            headers: {
+                "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "type": "urn:experimentation:problem:not-found",
+                 *       "title": "Not Found",
+                 *       "status": 404,
+                 *       "detail": "No rollout 1 of feature 'new_checkout' in team 1."
+                 *     }
+                 */
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
+        /** @description The rollout is not in a state the action applies to (see the operation). Nothing was changed. */
+        RolloutStateConflict: {
+            headers: {
+                "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "type": "urn:experimentation:problem:conflict",
+                 *       "title": "Conflict",
+                 *       "status": 409,
+                 *       "detail": "Rollout 1 of feature 'new_checkout' is released; only a running rollout can be paused."
+                 *     }
+                 */
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
         /** @description One page of the team's participants, in creation order. */
         ParticipantList: {
             headers: {
@@ -5434,6 +5961,11 @@ export interface components {
          */
         FeatureParameter: components["schemas"]["Key"];
         /**
+         * @description The rollout's number within its flag (its `number`), in decimal digits.
+         * @example 1
+         */
+        RolloutParameter: string;
+        /**
          * @description The participant's key (case-sensitive), percent-encoded where it is not URL-safe.
          * @example user-42
          */
@@ -5697,6 +6229,29 @@ export interface components {
                  *     }
                  */
                 "application/vnd.api+json": components["schemas"]["FeatureUpdate"];
+            };
+        };
+        /** @description The new value, and optionally its conditions, guardrails, ramp and level. */
+        RolloutCreatePayload: {
+            content: {
+                /**
+                 * @example {
+                 *       "value": "true",
+                 *       "guardrails": [
+                 *         {
+                 *           "event": "purchase",
+                 *           "direction": "increase"
+                 *         }
+                 *       ]
+                 *     }
+                 */
+                "application/json": components["schemas"]["RolloutCreate"];
+                /**
+                 * @example {
+                 *       "value": "true"
+                 *     }
+                 */
+                "application/vnd.api+json": components["schemas"]["RolloutCreate"];
             };
         };
         /** @description The participant to create. */
@@ -7227,6 +7782,248 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["FeatureNotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    rollouts_list: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The team's integer id; a non-integer is 400 and an unknown id 404. A team the credential does not reach answers as an unknown one (404) on every operation but the team config, which answers a valid credential of another team 403.
+                 * @example 1
+                 */
+                team: components["parameters"]["TeamParameter"];
+                /**
+                 * @description The feature flag's key (case-sensitive).
+                 * @example new_checkout
+                 */
+                feature: components["parameters"]["FeatureParameter"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["RolloutList"];
+            400: components["responses"]["BadTeam"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["FeatureNotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    rollouts_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The team's integer id; a non-integer is 400 and an unknown id 404. A team the credential does not reach answers as an unknown one (404) on every operation but the team config, which answers a valid credential of another team 403.
+                 * @example 1
+                 */
+                team: components["parameters"]["TeamParameter"];
+                /**
+                 * @description The feature flag's key (case-sensitive).
+                 * @example new_checkout
+                 */
+                feature: components["parameters"]["FeatureParameter"];
+            };
+            cookie?: never;
+        };
+        requestBody: components["requestBodies"]["RolloutCreatePayload"];
+        responses: {
+            200: components["responses"]["Rollout"];
+            400: components["responses"]["BadRolloutCreate"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["RolloutCreateNotFound"];
+            409: components["responses"]["RolloutCreateConflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    rollouts_get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The team's integer id; a non-integer is 400 and an unknown id 404. A team the credential does not reach answers as an unknown one (404) on every operation but the team config, which answers a valid credential of another team 403.
+                 * @example 1
+                 */
+                team: components["parameters"]["TeamParameter"];
+                /**
+                 * @description The feature flag's key (case-sensitive).
+                 * @example new_checkout
+                 */
+                feature: components["parameters"]["FeatureParameter"];
+                /**
+                 * @description The rollout's number within its flag (its `number`), in decimal digits.
+                 * @example 1
+                 */
+                rollout: components["parameters"]["RolloutParameter"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["Rollout"];
+            400: components["responses"]["BadTeam"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["RolloutNotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    rollouts_pause: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The team's integer id; a non-integer is 400 and an unknown id 404. A team the credential does not reach answers as an unknown one (404) on every operation but the team config, which answers a valid credential of another team 403.
+                 * @example 1
+                 */
+                team: components["parameters"]["TeamParameter"];
+                /**
+                 * @description The feature flag's key (case-sensitive).
+                 * @example new_checkout
+                 */
+                feature: components["parameters"]["FeatureParameter"];
+                /**
+                 * @description The rollout's number within its flag (its `number`), in decimal digits.
+                 * @example 1
+                 */
+                rollout: components["parameters"]["RolloutParameter"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["Rollout"];
+            400: components["responses"]["BadTeam"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["RolloutNotFound"];
+            409: components["responses"]["RolloutStateConflict"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    rollouts_resume: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The team's integer id; a non-integer is 400 and an unknown id 404. A team the credential does not reach answers as an unknown one (404) on every operation but the team config, which answers a valid credential of another team 403.
+                 * @example 1
+                 */
+                team: components["parameters"]["TeamParameter"];
+                /**
+                 * @description The feature flag's key (case-sensitive).
+                 * @example new_checkout
+                 */
+                feature: components["parameters"]["FeatureParameter"];
+                /**
+                 * @description The rollout's number within its flag (its `number`), in decimal digits.
+                 * @example 1
+                 */
+                rollout: components["parameters"]["RolloutParameter"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["Rollout"];
+            400: components["responses"]["BadTeam"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["RolloutNotFound"];
+            409: components["responses"]["RolloutStateConflict"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    rollouts_roll_back: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The team's integer id; a non-integer is 400 and an unknown id 404. A team the credential does not reach answers as an unknown one (404) on every operation but the team config, which answers a valid credential of another team 403.
+                 * @example 1
+                 */
+                team: components["parameters"]["TeamParameter"];
+                /**
+                 * @description The feature flag's key (case-sensitive).
+                 * @example new_checkout
+                 */
+                feature: components["parameters"]["FeatureParameter"];
+                /**
+                 * @description The rollout's number within its flag (its `number`), in decimal digits.
+                 * @example 1
+                 */
+                rollout: components["parameters"]["RolloutParameter"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["Rollout"];
+            400: components["responses"]["BadTeam"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["RolloutNotFound"];
+            409: components["responses"]["RolloutStateConflict"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    rollouts_release: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The team's integer id; a non-integer is 400 and an unknown id 404. A team the credential does not reach answers as an unknown one (404) on every operation but the team config, which answers a valid credential of another team 403.
+                 * @example 1
+                 */
+                team: components["parameters"]["TeamParameter"];
+                /**
+                 * @description The feature flag's key (case-sensitive).
+                 * @example new_checkout
+                 */
+                feature: components["parameters"]["FeatureParameter"];
+                /**
+                 * @description The rollout's number within its flag (its `number`), in decimal digits.
+                 * @example 1
+                 */
+                rollout: components["parameters"]["RolloutParameter"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["Rollout"];
+            400: components["responses"]["BadTeam"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["RolloutNotFound"];
+            409: components["responses"]["RolloutStateConflict"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
             503: components["responses"]["ServiceUnavailable"];

@@ -7384,6 +7384,15 @@ function isEverybody(condition) {
   return true;
 }
 
+// server/domain/rollout-arms.ts
+var RAMP_BUCKETS = 1e4;
+function rolloutArm(seed, participant, share) {
+  const bucket = scaled(assignmentDigest(seed, participant), 0, RAMP_BUCKETS);
+  const width = Math.round(share * 100);
+  if (bucket < width) return "new";
+  return bucket >= RAMP_BUCKETS - width ? "current" : null;
+}
+
 // server/domain/flag-rules.ts
 var ROLLOUT_BUCKETS = 1e4;
 function evaluateFlag(flag, context) {
@@ -7393,7 +7402,15 @@ function evaluateFlag(flag, context) {
     const served = servedBy(rules[index], flag.key, context);
     if (served) return { value: served.value, reason: "rule", rule: index };
   }
-  return { value: flag.value, reason: "default", rule: null };
+  return rolloutOutcome(flag, context) ?? { value: flag.value, reason: "default", rule: null };
+}
+function rolloutOutcome(flag, context) {
+  const rollout = flag.rollout;
+  if (!rollout) return void 0;
+  if (rollout.conditions && !evaluateCondition(rollout.conditions, context.attributes)) return void 0;
+  const arm = rolloutArm(rollout.seed, context.participant, rollout.share);
+  if (arm === null) return void 0;
+  return { value: arm === "new" ? rollout.value : flag.value, reason: "rollout", rule: null, rollout_arm: arm };
 }
 function servedBy(rule, flagKey, context) {
   if (!isScheduled(rule, context.now)) return void 0;

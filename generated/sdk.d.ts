@@ -31,8 +31,10 @@ export interface FeatureDetails<T extends FlagValue = FlagValue> {
     text: string | null;
     /** The flag, as the config has it. */
     flag: ConfigFeature;
-    /** As `POST …/evaluate` answers it: `disabled`, `rule` (the flag's rules[`rule`] served) or `default` (no rule applied: the flag's own value). */
-    reason: 'disabled' | 'rule' | 'default';
+    /** As `POST …/evaluate` answers it: `disabled`, `rule` (the flag's rules[`rule`] served), `rollout` (no rule applied; the flag's safe rollout decided, see `rolloutArm`) or `default` (no rule applied: the flag's own value). */
+    reason: 'disabled' | 'rule' | 'rollout' | 'default';
+    /** With reason `rollout`: the participant's arm of the flag's safe rollout (`new` is served its new value). */
+    rolloutArm?: 'new' | 'current';
     rule: number | null;
     /** The experiment whose rule served the value, and the participant's variant in it. */
     experiment?: {

@@ -281,7 +281,8 @@ var nullable = (field) => ({ test: (value) => value === null || field.test(value
 var EXCLUSION_GROUP = { key: STRING, start: NUMBER, end: NUMBER };
 var VARIANT = { key: STRING, traffic: NUMBER };
 var EXPERIMENT = { key: STRING, seed: STRING, hash_version: HASH_VERSION, conditions: OBJECT, coverage: NUMBER, exclusion_group: nullable(OBJECT), event: STRING, variants: ARRAY };
-var FEATURE = { key: STRING, enabled: BOOLEAN, type: optional(STRING), value: TEXT_OR_NULL, rules: optional(ARRAY) };
+var FEATURE = { key: STRING, enabled: BOOLEAN, type: optional(STRING), value: TEXT_OR_NULL, rules: optional(ARRAY), rollout: optional(OBJECT) };
+var ROLLOUT = { seed: STRING, share: NUMBER, value: TEXT_OR_NULL, conditions: optional(OBJECT) };
 var RULE = { type: STRING, conditions: optional(OBJECT), starts_at: optional(STRING), ends_at: optional(STRING) };
 var RULE_KINDS = {
   force: { value: TEXT_OR_NULL },
@@ -296,7 +297,8 @@ function experimentProblem(experiment, path) {
   return fieldsProblem(experiment, path, EXPERIMENT) ?? (checked.exclusion_group === null ? void 0 : fieldsProblem(checked.exclusion_group, `${path}/exclusion_group`, EXCLUSION_GROUP)) ?? itemsProblem(checked.variants, `${path}/variants`, (variant, at) => fieldsProblem(variant, at, VARIANT));
 }
 function featureProblem(feature, path) {
-  return fieldsProblem(feature, path, FEATURE) ?? itemsProblem(feature.rules ?? [], `${path}/rules`, ruleProblem);
+  const { rules, rollout } = feature;
+  return fieldsProblem(feature, path, FEATURE) ?? itemsProblem(rules ?? [], `${path}/rules`, ruleProblem) ?? (rollout == null ? void 0 : fieldsProblem(rollout, `${path}/rollout`, ROLLOUT));
 }
 function ruleProblem(rule, path) {
   const problem = fieldsProblem(rule, path, RULE);
@@ -7809,6 +7811,15 @@ function isEverybody(condition) {
   return true;
 }
 
+// server/domain/rollout-arms.ts
+var RAMP_BUCKETS = 1e4;
+function rolloutArm(seed, participant, share) {
+  const bucket = scaled(assignmentDigest(seed, participant), 0, RAMP_BUCKETS);
+  const width = Math.round(share * 100);
+  if (bucket < width) return "new";
+  return bucket >= RAMP_BUCKETS - width ? "current" : null;
+}
+
 // server/domain/flag-rules.ts
 var ROLLOUT_BUCKETS = 1e4;
 function evaluateFlag(flag, context) {
@@ -7818,7 +7829,15 @@ function evaluateFlag(flag, context) {
     const served = servedBy(rules[index], flag.key, context);
     if (served) return { value: served.value, reason: "rule", rule: index };
   }
-  return { value: flag.value, reason: "default", rule: null };
+  return rolloutOutcome(flag, context) ?? { value: flag.value, reason: "default", rule: null };
+}
+function rolloutOutcome(flag, context) {
+  const rollout = flag.rollout;
+  if (!rollout) return void 0;
+  if (rollout.conditions && !evaluateCondition(rollout.conditions, context.attributes)) return void 0;
+  const arm = rolloutArm(rollout.seed, context.participant, rollout.share);
+  if (arm === null) return void 0;
+  return { value: arm === "new" ? rollout.value : flag.value, reason: "rollout", rule: null, rollout_arm: arm };
 }
 function servedBy(rule, flagKey, context) {
   if (!isScheduled(rule, context.now)) return void 0;
@@ -7932,7 +7951,7 @@ function indexConfig(config) {
   };
 }
 function typedValues(flag) {
-  const texts = [flag.value, ...(flag.rules ?? []).flatMap((rule) => rule.type === "experiment" ? Object.values(rule.variants) : [rule.value])];
+  const texts = [flag.value, ...(flag.rules ?? []).flatMap((rule) => rule.type === "experiment" ? Object.values(rule.variants) : [rule.value]), ...flag.rollout ? [flag.rollout.value] : []];
   return new Map(texts.map((text) => [text ?? null, readFlagValue(flag.type ?? "string", text ?? null) ?? null]));
 }
 function decideExperiment(indexed, key, participant, attributes) {
@@ -7944,7 +7963,7 @@ function decideFeature(indexed, key, participant, attributes, now) {
   if (!flag) return void 0;
   const variantOf = hashedVariants((experiment) => indexed.experiments.get(experiment), participant, attributes);
   const { outcome, variant, exposures } = decideFlag(flag, { participant, attributes, now, variantOf });
-  const decision = { value: indexed.typed.get(key).get(outcome.value) ?? null, text: outcome.value, flag, reason: outcome.reason, rule: outcome.rule, exposures };
+  const decision = { value: indexed.typed.get(key).get(outcome.value) ?? null, text: outcome.value, flag, reason: outcome.reason, rule: outcome.rule, ...outcome.rollout_arm && { rolloutArm: outcome.rollout_arm }, exposures };
   return variant ? { ...decision, variant } : decision;
 }
 
@@ -8273,7 +8292,7 @@ function startClient(options) {
     featureDetails(key, participant, attributes) {
       const decision = decideAndExpose(key, participant, attributes);
       if (!decision) return null;
-      const details = { value: decision.value, text: decision.text, flag: decision.flag, reason: decision.reason, rule: decision.rule };
+      const details = { value: decision.value, text: decision.text, flag: decision.flag, reason: decision.reason, rule: decision.rule, ...decision.rolloutArm && { rolloutArm: decision.rolloutArm } };
       if (decision.variant) details.experiment = { key: decision.variant.experiment, variant: decision.variant.key };
       return details;
     },

@@ -24,7 +24,8 @@ const nullable = (field: Field): Field => ({ test: (value) => value === null || 
 const EXCLUSION_GROUP = { key: STRING, start: NUMBER, end: NUMBER };
 const VARIANT = { key: STRING, traffic: NUMBER };
 const EXPERIMENT = { key: STRING, seed: STRING, hash_version: HASH_VERSION, conditions: OBJECT, coverage: NUMBER, exclusion_group: nullable(OBJECT), event: STRING, variants: ARRAY };
-const FEATURE = { key: STRING, enabled: BOOLEAN, type: optional(STRING), value: TEXT_OR_NULL, rules: optional(ARRAY) };
+const FEATURE = { key: STRING, enabled: BOOLEAN, type: optional(STRING), value: TEXT_OR_NULL, rules: optional(ARRAY), rollout: optional(OBJECT) };
+const ROLLOUT = { seed: STRING, share: NUMBER, value: TEXT_OR_NULL, conditions: optional(OBJECT) };
 const RULE = { type: STRING, conditions: optional(OBJECT), starts_at: optional(STRING), ends_at: optional(STRING) };
 /** What each kind of rule reads besides RULE's; a kind this SDK does not know never applies. */
 const RULE_KINDS: Record<string, Record<string, Field>> = {
@@ -52,7 +53,8 @@ function experimentProblem(experiment: unknown, path: string): string | undefine
 }
 
 function featureProblem(feature: unknown, path: string): string | undefined {
-  return fieldsProblem(feature, path, FEATURE) ?? itemsProblem((feature as { rules?: unknown[] | null }).rules ?? [], `${path}/rules`, ruleProblem);
+  const { rules, rollout } = feature as { rules?: unknown[] | null; rollout?: unknown };
+  return fieldsProblem(feature, path, FEATURE) ?? itemsProblem(rules ?? [], `${path}/rules`, ruleProblem) ?? (rollout == null ? undefined : fieldsProblem(rollout, `${path}/rollout`, ROLLOUT));
 }
 
 function ruleProblem(rule: unknown, path: string): string | undefined {

@@ -31,7 +31,7 @@ export function indexConfig(config: Config): IndexedConfig {
 
 /** A value that does not read as the flag's type (the server refuses them) serves null. */
 function typedValues(flag: ConfigFeature): Map<string | null, TypedValue | null> {
-  const texts = [flag.value, ...(flag.rules ?? []).flatMap((rule) => (rule.type === 'experiment' ? Object.values(rule.variants) : [rule.value]))];
+  const texts = [flag.value, ...(flag.rules ?? []).flatMap((rule) => (rule.type === 'experiment' ? Object.values(rule.variants) : [rule.value])), ...(flag.rollout ? [flag.rollout.value] : [])];
   return new Map(texts.map((text) => [text ?? null, readFlagValue(flag.type ?? 'string', text ?? null) ?? null]));
 }
 
@@ -47,7 +47,9 @@ export interface FlagDecision {
   text: string | null;
   flag: ConfigFeature;
   /** Why: as `POST …/evaluate` answers it (disabled, the rule at `rule`, or the flag's own value). */
-  reason: 'disabled' | 'rule' | 'default';
+  reason: 'disabled' | 'rule' | 'rollout' | 'default';
+  /** With reason `rollout`: the participant's arm of the flag's safe rollout (`new` is served its new value). */
+  rolloutArm?: 'new' | 'current';
   rule: number | null;
   /** The variant of the experiment whose rule served the value, when one did. */
   variant?: { experiment: string; key: string };
@@ -61,6 +63,6 @@ export function decideFeature(indexed: IndexedConfig, key: string, participant: 
   if (!flag) return undefined;
   const variantOf = hashedVariants((experiment) => indexed.experiments.get(experiment), participant, attributes);
   const { outcome, variant, exposures } = decideFlag(flag, { participant, attributes, now, variantOf });
-  const decision = { value: indexed.typed.get(key)!.get(outcome.value) ?? null, text: outcome.value, flag, reason: outcome.reason, rule: outcome.rule, exposures };
+  const decision = { value: indexed.typed.get(key)!.get(outcome.value) ?? null, text: outcome.value, flag, reason: outcome.reason, rule: outcome.rule, ...(outcome.rollout_arm && { rolloutArm: outcome.rollout_arm }), exposures };
   return variant ? { ...decision, variant } : decision;
 }

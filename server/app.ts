@@ -27,6 +27,7 @@ import { OFREP_STREAMS, ofrepEventStreamRoutes } from './ofrep/event-stream';
 import { ofrepRoutes } from './ofrep/routes';
 import { participantRoutes } from './participants/routes';
 import { resultRoutes } from './results/routes';
+import { rolloutRoutes } from './rollouts/routes';
 import { cachesFromEnv, configStreamsFromEnv, ingestKeyWindowFromEnv, ofrepStreamsFromEnv, rateLimitFromEnv, trustProxyFromEnv, webhooksFromEnv, type CacheSettings, type RateLimitSettings, type TrustProxy, type WebhookSettings } from './settings';
 import type { Storage } from './storage/database';
 import { loadTeam } from './teams/middleware';
@@ -96,6 +97,7 @@ export function createApp({ storage, logger, validateResponses, validateRequests
   api.use('/teams/:team/experiments/:experiment/results', resultRoutes(storage));
   api.use('/teams/:team/experiments/:experiment/variants', variantRoutes(storage));
   api.use('/teams/:team/experiments', experimentRoutes(storage));
+  api.use('/teams/:team/features/:feature/rollouts', rolloutRoutes(storage));
   api.use('/teams/:team/features', featureRoutes(storage));
   api.use('/teams/:team/participants', participantRoutes(storage));
   api.use('/teams/:team/ingest', ingestRoutes(ingesting));

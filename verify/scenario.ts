@@ -3,6 +3,7 @@
 // start with a prefix unique to the run — which it deletes again at the end, whatever happened.
 // It reads the team's other resources (lists, config) but never writes them: ingests name the
 // kit's own experiment, so no other experiment enrols its participants.
+import { rollouts } from './rollouts';
 import type { Session } from './session';
 
 const TEAM = '/api/teams/{team}';
@@ -192,6 +193,7 @@ async function features(session: Session, path: { team: number }, key: string) {
   session.expectThat(`POST ${TEAM}/evaluate`, 'the force rule serves the German participant', (evaluated as { data?: { features?: Record<string, { value: string }> } })?.data?.features?.[key]?.value === 'german');
   await session.call({ purpose: 'an evaluation without a participant is 400', operation: `POST ${TEAM}/evaluate`, path, credential: 'ingest-key', body: { enrol: false }, expect: 400 });
   await ofrep(session, path, key);
+  await rollouts(session, path, key);
   await session.call({ purpose: 'deletes it', operation: `DELETE ${FEATURE}`, path: feature, expect: 200 });
   await session.call({ purpose: 'a flag that does not exist is 404', operation: `GET ${FEATURE}`, path: feature, expect: 404 });
 }
@@ -217,12 +219,12 @@ async function ofrep(session: Session, path: { team: number }, key: string) {
   await session.call({ purpose: 'OFREP: a context attribute that is an object is 400 INVALID_CONTEXT', operation: all, path, credential: 'ingest-key', body: { context: { targetingKey: 'x', address: { city: 'Berlin' } } }, expect: 400 });
 }
 
-/** The audit log holds the flag's life, newest first: created, updated twice (refused changes write nothing), deleted. */
+/** The audit log holds the flag's life, newest first: created, updated twice, updated by a rollout's release (refused changes write nothing), deleted. */
 async function auditLog(session: Session, path: { team: number }, flag: string) {
   const operation = `GET ${TEAM}/audit-log`;
   const log = await session.call({ purpose: "the audit log of the kit's flag", operation, path, query: `resource_type=flag&resource_key=${flag}&limit=100`, expect: 200 });
   const actions = (log?.data as Array<{ action: string }> | undefined)?.map((entry) => entry.action);
-  session.expectThat(operation, "the flag's entries, newest first: deleted, updated twice, created", JSON.stringify(actions) === JSON.stringify(['deleted', 'updated', 'updated', 'created']));
+  session.expectThat(operation, "the flag's entries, newest first: deleted, updated three times (the last by a rollout's release), created", JSON.stringify(actions) === JSON.stringify(['deleted', 'updated', 'updated', 'updated', 'created']));
   const page = await session.call({ purpose: 'the first page of two entries', operation, path, query: `resource_key=${flag}&limit=2`, expect: 200 });
   await session.call({ purpose: 'the next page, by its cursor', operation, path, query: `resource_key=${flag}&limit=2&cursor=${page?.meta?.next_cursor ?? '1'}`, expect: 200 });
   await session.call({ purpose: 'a limit above 100 is 400', operation, path, query: 'limit=101', expect: 400 });

@@ -7,6 +7,7 @@ import type { TeamRow } from '../teams/store';
 import { rulesOf } from '../features/store';
 import { toExperiment } from '../experiments/store';
 import { runningWithVariants } from '../variants/store';
+import { activeRolloutsOfTeam, toConfigRollout } from '../rollouts/store';
 
 export type Config = components['schemas']['Config'];
 /**
@@ -84,11 +85,12 @@ export function largestField(input: object, names: string[]): string | undefined
   return largest && `/body/${largest.name}`;
 }
 
-/** Running experiments and every feature flag: what an SDK needs to assign and flag locally. */
+/** Running experiments and every feature flag with its running or paused rollout: what an SDK needs to assign and flag locally. */
 export async function teamConfig(db: Db, team: TeamRow): Promise<Config> {
-  const [{ running, variants }, features] = await Promise.all([
+  const [{ running, variants }, features, rollouts] = await Promise.all([
     runningWithVariants(db, team.id),
-    db.selectFrom('features').select(['key', 'type', 'enabled', 'value', 'rules']).where('team_id', '=', team.id).orderBy('key').execute(),
+    db.selectFrom('features').select(['id', 'key', 'type', 'enabled', 'value', 'rules']).where('team_id', '=', team.id).orderBy('key').execute(),
+    activeRolloutsOfTeam(db, team.id),
   ]);
   return {
     team: team.id,
@@ -99,7 +101,10 @@ export async function teamConfig(db: Db, team: TeamRow): Promise<Config> {
       event: experiment.event_key,
       variants: (variants.get(experiment.id) ?? []).map((variant) => ({ key: variant.key, control: Boolean(variant.control), traffic: variant.share })),
     })),
-    features: features.map((feature) => ({ key: feature.key, type: feature.type, enabled: Boolean(feature.enabled), value: feature.value, rules: rulesOf(feature) })),
+    features: features.map((feature) => {
+      const rollout = rollouts.get(feature.id);
+      return { key: feature.key, type: feature.type, enabled: Boolean(feature.enabled), value: feature.value, rules: rulesOf(feature), ...(rollout && { rollout: toConfigRollout(rollout) }) };
+    }),
   };
 }
 

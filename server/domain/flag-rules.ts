@@ -1,11 +1,14 @@
 /**
  * What a flag serves a participant (the contract's FeatureRules): an enabled flag serves the
- * value of its first rule that applies, else its own value; a disabled flag serves null.
+ * value of its first rule that applies; when none does, its safe rollout (the contract's
+ * Rollout) decides for a participant in one of its arms; else the flag's own value. A disabled
+ * flag serves null.
  */
 import type { components } from '../../generated/api';
 import { sha256 } from '#sha256';
 import { scaled } from './assignment';
 import { evaluateCondition } from './conditions';
+import { rolloutArm } from './rollout-arms';
 
 type Flag = components['schemas']['ConfigFeature'];
 type Rule = components['schemas']['FeatureRule'];
@@ -31,7 +34,17 @@ export function evaluateFlag(flag: Flag, context: FlagContext): FlagOutcome {
     const served = servedBy(rules[index]!, flag.key, context);
     if (served) return { value: served.value, reason: 'rule', rule: index };
   }
-  return { value: flag.value, reason: 'default', rule: null };
+  return rolloutOutcome(flag, context) ?? { value: flag.value, reason: 'default', rule: null };
+}
+
+/** The flag's rollout in place of its fallthrough: the new value in the `new` arm, the flag's value in the `current` arm, undefined outside both. */
+function rolloutOutcome(flag: Flag, context: FlagContext): FlagOutcome | undefined {
+  const rollout = flag.rollout;
+  if (!rollout) return undefined;
+  if (rollout.conditions && !evaluateCondition(rollout.conditions, context.attributes)) return undefined;
+  const arm = rolloutArm(rollout.seed, context.participant, rollout.share);
+  if (arm === null) return undefined;
+  return { value: arm === 'new' ? rollout.value : flag.value, reason: 'rollout', rule: null, rollout_arm: arm };
 }
 
 /** The value the rule serves the participant, or undefined when it does not apply. */

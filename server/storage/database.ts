@@ -28,6 +28,7 @@ import { auditLog } from './migrations/020_audit_log';
 import { webhooks } from './migrations/021_webhooks';
 import { cuped } from './migrations/022_cuped';
 import { webhookSecretOverlap } from './migrations/023_webhook_secret_overlap';
+import { rollouts } from './migrations/024_rollouts';
 import { registerExactAdd } from './exact-sums';
 import { preparingStatements } from './postgres-statements';
 import type { Database, Db } from './schema';
@@ -169,6 +170,7 @@ export function migrationsOf(engine: Engine): Record<string, Migration> {
     '021_webhooks': webhooks(engine),
     '022_cuped': cuped(engine),
     '023_webhook_secret_overlap': webhookSecretOverlap(engine),
+    '024_rollouts': rollouts(engine),
   };
 }
 

@@ -229,6 +229,26 @@ export interface Database {
     after: string | null;
     request_id: string | null;
   };
+  rollouts: {
+    id: Generated<number>;
+    team_id: number;
+    feature_id: number;
+    /** 1, 2, … per flag. */
+    number: number;
+    state: 'running' | 'paused' | 'rolled_back' | 'released';
+    value: string | null;
+    /** JSON text of the rollout's conditions, guardrails, steps and history; `rollback` JSON or null. */
+    conditions: string;
+    guardrails: string;
+    steps: string;
+    significance: number;
+    step: number;
+    seed: string;
+    history: string;
+    rollback: string | null;
+    created_at: Timestamp;
+    updated_at: Timestamp;
+  };
   webhook_endpoints: {
     id: Generated<number>;
     team_id: number;

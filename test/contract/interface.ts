@@ -127,7 +127,14 @@ export const ADDITIONS: Endpoint[] = [
   operation('POST', `${TEAM}/webhooks/{webhook}/rotate-secret`, 'Rotate webhook secret'),
   operation('GET', `${TEAM}/webhooks/{webhook}/deliveries`, 'List deliveries'),
   operation('POST', `${TEAM}/webhooks/{webhook}/deliveries/{delivery}/redeliver`, 'Redeliver'),
+  operation('GET', `${TEAM}/features/{feature}/rollouts`, 'List rollouts'),
+  operation('POST', `${TEAM}/features/{feature}/rollouts`, 'Create rollout'),
+  operation('GET', `${TEAM}/features/{feature}/rollouts/{rollout}`, 'One rollout'),
+  operation('POST', `${TEAM}/features/{feature}/rollouts/{rollout}/pause`, 'Pause rollout'),
+  operation('POST', `${TEAM}/features/{feature}/rollouts/{rollout}/resume`, 'Resume rollout'),
+  operation('POST', `${TEAM}/features/{feature}/rollouts/{rollout}/roll-back`, 'Roll back rollout'),
+  operation('POST', `${TEAM}/features/{feature}/rollouts/{rollout}/release`, 'Release rollout'),
 ];
 
 /** Path parameters of our additions that the published interface does not have. */
-export const ADDED_PATH_PARAMETERS = ['webhook', 'delivery'];
+export const ADDED_PATH_PARAMETERS = ['webhook', 'delivery', 'rollout'];

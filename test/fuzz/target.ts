@@ -66,6 +66,7 @@ export async function arrangeTarget(server: TestServer): Promise<{ target: TestT
     await target.api.POST('/api/teams/{team}/experiments/{experiment}/variants', { params: { path: experiment }, body: { key: 'green', traffic: 50 } }),
     await target.api.POST('/api/teams/{team}/experiments/{experiment}/start', { params: { path: experiment } }),
     await target.api.POST('/api/teams/{team}/features', { params: { path }, body: { key: 'new_checkout', enabled: true, value: '#00aa00' } }),
+    await target.api.POST('/api/teams/{team}/features/{feature}/rollouts', { params: { path: { ...path, feature: 'new_checkout' } }, body: { value: '#0000aa' } }),
     await target.ingest.POST('/api/teams/{team}/ingest', {
       params: { path },
       body: { participant: { key: 'user-42', notes: 'Internal tester', attributes: { plan: 'pro' } }, event: 'purchase' },
@@ -85,6 +86,7 @@ export async function arrangeTarget(server: TestServer): Promise<{ target: TestT
     participant: 'user-42',
     webhook: 'slack',
     delivery: '1',
+    rollout: '1',
   });
   const fixture: Fixture = {
     teamId: target.id,
@@ -98,6 +100,7 @@ export async function arrangeTarget(server: TestServer): Promise<{ target: TestT
       participant: new Set(['user-42', 'someone-else']),
       webhook: new Set(['slack']),
       delivery: new Set(['1', '2', '3']),
+      rollout: new Set(['1']),
     },
   };
   return { target, fixture };

@@ -78,8 +78,10 @@ interface Fixture {
   status: 'running' | 'draft';
   /** The example experiment's goal; `signup` leaves the example event free to delete. */
   goal: string;
+  /** The state of the example flag's rollout 1; `none`: the flag has none (another can be created). */
+  rollout: 'running' | 'paused' | 'none';
 }
-const RUNNING: Fixture = { status: 'running', goal: 'purchase' };
+const RUNNING: Fixture = { status: 'running', goal: 'purchase', rollout: 'running' };
 
 /**
  * With the team's own API token every operation succeeds: each such case runs on a fresh team
@@ -97,15 +99,17 @@ const ownTeamSetup: Record<string, { fixture?: Partial<Fixture>; body?: unknown 
   variants_delete: { fixture: { status: 'draft' } },
   features_create: { body: { key: 'dark_mode', enabled: false } },
   participants_create: { body: { key: 'user-43' } },
+  rollouts_create: { fixture: { rollout: 'none' }, body: { value: 'true' } },
+  rollouts_resume: { fixture: { rollout: 'paused' } },
   webhooks_create: { body: { key: 'ci', url: 'https://203.0.113.8/ci', event_types: ['flag.updated'] } },
   // The request example reports a value event, which the fixture does not define.
   ingest: { body: { participant: 'user-42', event: 'purchase' } },
 };
 
 describe('the bundled contract', () => {
-  it('when it is read, then it has the 54 operations this table covers', () => {
-    expect(operations).toHaveLength(54);
-    expect(new Set(operations.map((op) => op.operationId)).size).toBe(54);
+  it('when it is read, then it has the 61 operations this table covers', () => {
+    expect(operations).toHaveLength(61);
+    expect(new Set(operations.map((op) => op.operationId)).size).toBe(61);
   });
 });
 
@@ -129,20 +133,22 @@ describe.each(engines)('authorization on %s', (engine) => {
     };
     // The rest in parallel: it is read after every one of the 300-odd requests.
     const variants = described.experiments.flatMap((experiment) => experiment.variants.map((variant) => [experiment.key, variant.key]));
-    const [statistics, config, participants] = await Promise.all([
+    const [statistics, config, participants, rollouts] = await Promise.all([
       Promise.all(variants.map(([experiment, variant]) => get(`/api/teams/${team.id}/experiments/${experiment}/variants/${variant}/statistics`))),
       get(`/api/teams/${team.id}/config`),
       Promise.all([examples.participant, 'someone-else'].map((participant) => get(`/api/teams/${team.id}/participants/${participant}/experiments`))),
+      get(`/api/teams/${team.id}/features/${examples.feature}/rollouts`),
     ]);
     // The month's accepted ingests count the one re-report meant to succeed: a counter of requests, not a resource.
     const { ingest_used: _counted, ...resources } = described as typeof described & { ingest_used: number };
-    return { team: resources, statistics, config, participants };
+    return { team: resources, statistics, config, participants, rollouts };
   }
 
   /** The example resources, through the API as a client would create them. */
   async function populate(team: TestTeam, fixture: Fixture = RUNNING): Promise<void> {
     const path = { team: team.id };
     const experiment = { ...path, experiment: examples.experiment };
+    const feature = { ...path, feature: examples.feature! };
     const created = [
       // The example endpoint (on a documentation address: no DNS, nothing delivered here); the events' creations are its deliveries 1 and 2.
       await team.api.POST('/api/teams/{team}/webhooks', { params: { path }, body: { key: examples.webhook!, url: 'https://203.0.113.7/hooks', event_types: ['event.created'] } }),
@@ -156,6 +162,8 @@ describe.each(engines)('authorization on %s', (engine) => {
         ? [await team.api.POST('/api/teams/{team}/experiments/{experiment}/start', { params: { path: experiment } })]
         : []),
       await team.api.POST('/api/teams/{team}/features', { params: { path }, body: { key: examples.feature, enabled: true } }),
+      ...(fixture.rollout === 'none' ? [] : [await team.api.POST('/api/teams/{team}/features/{feature}/rollouts', { params: { path: feature }, body: { value: 'true' } })]),
+      ...(fixture.rollout === 'paused' ? [await team.api.POST('/api/teams/{team}/features/{feature}/rollouts/{rollout}/pause', { params: { path: { ...feature, rollout: examples.rollout! } } })] : []),
       await team.ingest.POST('/api/teams/{team}/ingest', { params: { path }, body: { participant: examples.participant, event: examples.event } }),
       await team.ingest.POST('/api/teams/{team}/ingest', { params: { path }, body: { participant: 'someone-else' } }),
     ];
@@ -239,7 +247,7 @@ describe.each(engines)('authorization on %s', (engine) => {
 // A sanity check of the table itself, so a wrong generator does not pass silently.
 describe('the generated table', () => {
   it('when it is built, then each operation is tried with each credential and the non-team operations are the four', () => {
-    expect(cases).toHaveLength(54 * credentials.length);
+    expect(cases).toHaveLength(61 * credentials.length);
     expect(credentials).toHaveLength(8);
     expect(operations.filter((op) => !op.teamScoped).map((op) => op.template)).toEqual(['/api/health', '/api/user', '/api/current-team', '/api/teams']);
     expect(operations.filter((op) => op.acceptsIngestKey && !op.isPublic).map((op) => op.operationId).sort()).toEqual(['config_get', 'config_stream', 'evaluate', 'ingest', 'ingest_batch', 'ofrep_event_stream', 'ofrep_flag_evaluate', 'ofrep_flags_evaluate']);

@@ -131,14 +131,14 @@ describe('GET /', () => {
 describe('GET /openapi.json', () => {
   const server = useServer('sqlite');
 
-  it('when it is fetched, then it is the bundled document with its 54 operations', async () => {
+  it('when it is fetched, then it is the bundled document with its 61 operations', async () => {
     const response = await fetch(`${server().baseUrl}/openapi.json`);
     expect(response.status).toBe(200);
     expect(response.headers.get('content-type')).toMatch(/^application\/json/);
     const served = (await response.json()) as typeof spec;
     expect(served).toEqual(spec);
     const count = Object.values(served.paths).flatMap((item) => METHODS.filter((method) => item[method])).length;
-    expect(count).toBe(54);
+    expect(count).toBe(61);
   });
 });
 
@@ -222,7 +222,7 @@ describe.skipIf(!hasChromium)('GET /docs in headless Chromium', () => {
       expect(listed.get(op.operationId), op.operationId).toContain(op.summary);
       expect(listed.get(op.operationId), op.operationId).toContain(op.method.toUpperCase());
     }
-    expect(listed.size).toBe(54);
+    expect(listed.size).toBe(61);
 
     // Every menu link stays in this page (a route in its hash), so one opened in a new tab is
     // this page again, at that entry: not the server's 404 for /section/… or /experiments/….

@@ -1,6 +1,6 @@
 // Property-based fuzzing of every operation of the bundled contract (generated/openapi.json).
 //
-// For each of the 54 operations it sends what the issue lists — bad path segments, bad and
+// For each of the 61 operations it sends what the issue lists — bad path segments, bad and
 // unknown query parameters, no or broken credentials, malformed JSON, non-object bodies, each
 // body property with a wrong type or an extreme value, each required property missing, an
 // unknown property added — first as a fixed list (test/fuzz/cases.ts), then FUZZ_RUNS requests
@@ -22,7 +22,7 @@ import type { TestTeam } from '../support/server';
 const SEED = Number(process.env.FUZZ_SEED ?? 20_251_121);
 const RUNS = Number(process.env.FUZZ_RUNS ?? 15);
 /** Requests a run must have sent per engine at the least, so that it cannot pass vacuously. */
-const FLOOR = 54 * RUNS + 900;
+const FLOOR = 61 * RUNS + 900;
 
 // The fuzzer sends thousands of requests a minute with one token, and some hundreds without one:
 // budgets that a run cannot use up, so that every answer is the operation's own (a 429 fails).
@@ -95,9 +95,9 @@ function breachesOf(op: Operation, c: Case, response: WireResponse): Breach[] {
 }
 
 describe('the fuzzed contract', () => {
-  it('has the 54 operations, 17 of them with a body', () => {
-    expect(operations).toHaveLength(54);
-    expect(operations.filter((op) => op.body)).toHaveLength(17);
+  it('has the 61 operations, 18 of them with a body', () => {
+    expect(operations).toHaveLength(61);
+    expect(operations.filter((op) => op.body)).toHaveLength(18);
   });
 });
 
@@ -223,7 +223,7 @@ describe.each(engines)('fuzzing every operation on %s', (engine) => {
       `[fuzz] ${engine}: ${total} requests to ${perOperation.size} operations in ${seconds} s (${cpuSeconds} s CPU in this process) ` +
         `(${sent.fixed} fixed, ${sent.sampled} sampled, ${sent.extreme} valid extremes one at a time; ${sent.snapshots} snapshot reads; seed ${SEED}, ${RUNS} runs per operation)`,
     );
-    expect(perOperation.size).toBe(54);
+    expect(perOperation.size).toBe(61);
     for (const [operationId, count] of perOperation) expect(count, operationId).toBeGreaterThanOrEqual(RUNS + 10);
     expect(total).toBeGreaterThanOrEqual(FLOOR);
   });

@@ -1,0 +1,122 @@
+import { randomBytes } from 'node:crypto';
+import type { components } from '../../generated/api';
+import { record, type Change } from '../audit/service';
+import { largestField, requireConfigFits } from '../config/service';
+import { changingConfig } from '../config/version';
+import * as features from '../features/store';
+import { Conflict, NotFound } from '../http/errors';
+import type { Db } from '../storage/database';
+import { now, onDuplicate } from '../storage/values';
+import type { TeamRow } from '../teams/store';
+import { checkGuardrailEvents, checkRollout, stepsOf } from './checks';
+import * as store from './store';
+
+type Rollout = components['schemas']['Rollout'];
+type RolloutCreate = components['schemas']['RolloutCreate'];
+type Action = 'paused' | 'resumed' | 'rolled_back' | 'released';
+
+const DEFAULT_SIGNIFICANCE = 0.05;
+
+async function requireFeature(db: Db, team: TeamRow, key: string): Promise<features.FeatureRow> {
+  const feature = await features.findFeature(db, team.id, key);
+  if (!feature) throw new NotFound(`No feature '${key}' in team ${team.id}.`);
+  return feature;
+}
+
+async function requireRollout(db: Db, team: TeamRow, feature: features.FeatureRow, number: number): Promise<store.RolloutRow> {
+  const rollout = await store.findRollout(db, feature.id, number);
+  if (!rollout) throw new NotFound(`No rollout ${number} of feature '${feature.key}' in team ${team.id}.`);
+  return rollout;
+}
+
+export async function listRollouts(db: Db, team: TeamRow, featureKey: string): Promise<Rollout[]> {
+  const feature = await requireFeature(db, team, featureKey);
+  return (await store.listRollouts(db, feature.id)).map((row) => store.toRollout(row, feature.key));
+}
+
+export async function getRollout(db: Db, team: TeamRow, featureKey: string, number: number): Promise<Rollout> {
+  const feature = await requireFeature(db, team, featureKey);
+  return store.toRollout(await requireRollout(db, team, feature, number), feature.key);
+}
+
+export async function createRollout(db: Db, team: TeamRow, featureKey: string, input: RolloutCreate, change: Change): Promise<Rollout> {
+  const steps = stepsOf(input);
+  checkRollout((await requireFeature(db, team, featureKey)).type, input, steps);
+  return changingConfig(db, team.id, async (trx) => {
+    const feature = await requireFeature(trx, team, featureKey);
+    checkRollout(feature.type, input, steps);
+    await checkGuardrailEvents(trx, team, input);
+    const active = await store.activeRollout(trx, feature.id);
+    if (active) throw activeConflict(team, feature, active);
+    const at = now();
+    const row = await onDuplicate(
+      store.insertRollout(trx, {
+        team_id: team.id,
+        feature_id: feature.id,
+        number: await store.nextNumber(trx, feature.id),
+        state: 'running',
+        value: input.value,
+        conditions: JSON.stringify(input.conditions ?? {}),
+        guardrails: JSON.stringify(input.guardrails ?? []),
+        steps: JSON.stringify(steps),
+        significance: input.significance ?? DEFAULT_SIGNIFICANCE,
+        step: 0,
+        seed: randomBytes(16).toString('hex'),
+        history: JSON.stringify([{ step: 0, percentage: steps[0]!.percentage, at }]),
+        rollback: null,
+        created_at: at,
+        updated_at: at,
+      }),
+      () => new Conflict(`Feature '${feature.key}' of team ${team.id} already has a running or paused rollout; roll it back or release it first.`),
+    );
+    await requireConfigFits(trx, team, largestField(input, ['value', 'conditions']));
+    const created = store.toRollout(row, feature.key);
+    await record(trx, team.id, change, { resource: 'rollout', key: `${feature.key}/${row.number}`, action: 'created', before: null, after: created });
+    return created;
+  });
+}
+
+function activeConflict(team: TeamRow, feature: features.FeatureRow, active: store.RolloutRow): Conflict {
+  return new Conflict(`Feature '${feature.key}' of team ${team.id} already has rollout ${active.number}, which is ${active.state}; roll it back or release it first.`);
+}
+
+/** What each manual action requires and does. */
+const ACTIONS: Record<Action, { from: store.RolloutState[]; to: store.RolloutState; verb: string }> = {
+  paused: { from: ['running'], to: 'paused', verb: 'paused' },
+  resumed: { from: ['paused'], to: 'running', verb: 'resumed' },
+  rolled_back: { from: store.ACTIVE_STATES, to: 'rolled_back', verb: 'rolled back' },
+  released: { from: store.ACTIVE_STATES, to: 'released', verb: 'released' },
+};
+
+/**
+ * A manual action on a rollout, in one change of the team's config: 409 when the rollout is not
+ * in a state the action applies to. Releasing also sets the flag's value to the rollout's.
+ */
+export async function act(db: Db, team: TeamRow, featureKey: string, number: number, action: Action, change: Change): Promise<Rollout> {
+  const { from, to, verb } = ACTIONS[action];
+  return changingConfig(db, team.id, async (trx) => {
+    const feature = await requireFeature(trx, team, featureKey);
+    const rollout = await requireRollout(trx, team, feature, number);
+    if (!from.includes(rollout.state)) throw new Conflict(`Rollout ${number} of feature '${feature.key}' is ${rollout.state}; only a ${from.join(' or ')} rollout can be ${verb}.`);
+    const at = now();
+    const changes = { state: to, updated_at: at, ...(action === 'rolled_back' && { rollback: JSON.stringify({ reason: 'manual', at, event: null, effect: null, interval: null }) }), ...(action === 'released' && released(rollout, at)) };
+    const updated = (await store.updateRollout(trx, rollout.id, from, changes))!;
+    const after = store.toRollout(updated, feature.key);
+    await record(trx, team.id, change, { resource: 'rollout', key: `${feature.key}/${number}`, action, before: store.toRollout(rollout, feature.key), after });
+    if (action === 'released') await releaseValue(trx, team, feature, updated.value, change);
+    return after;
+  });
+}
+
+/** A released rollout stands at its last step (100 %), which its history gains. */
+function released(rollout: store.RolloutRow, at: string) {
+  const steps = JSON.parse(rollout.steps) as Rollout['steps'];
+  const last = steps.length - 1;
+  const history = JSON.parse(rollout.history) as Rollout['history'];
+  return { step: last, history: JSON.stringify([...history, { step: last, percentage: steps[last]!.percentage, at }]) };
+}
+
+async function releaseValue(trx: Db, team: TeamRow, feature: features.FeatureRow, value: string | null, change: Change): Promise<void> {
+  const updated = (await features.updateFeature(trx, feature.id, team.id, { value, updated_at: now() }))!;
+  await record(trx, team.id, change, { resource: 'flag', key: feature.key, action: 'updated', before: features.toFeature(feature), after: features.toFeature(updated) });
+}

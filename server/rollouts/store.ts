@@ -1,0 +1,78 @@
+import type { Insertable, Selectable, Updateable } from 'kysely';
+import type { components } from '../../generated/api';
+import type { Db } from '../storage/database';
+import type { Database } from '../storage/schema';
+import { iso } from '../storage/values';
+
+type Rollout = components['schemas']['Rollout'];
+type ConfigRollout = components['schemas']['ConfigRollout'];
+export type RolloutRow = Selectable<Database['rollouts']>;
+export type RolloutState = RolloutRow['state'];
+
+/** The states a rollout is served in (carried in the team config); at most one per flag. */
+export const ACTIVE_STATES: RolloutState[] = ['running', 'paused'];
+
+export function toRollout(row: RolloutRow, feature: string): Rollout {
+  const steps = JSON.parse(row.steps) as Rollout['steps'];
+  return {
+    number: row.number,
+    feature,
+    state: row.state,
+    value: row.value,
+    conditions: JSON.parse(row.conditions) as Rollout['conditions'],
+    guardrails: JSON.parse(row.guardrails) as Rollout['guardrails'],
+    steps,
+    significance: Number(row.significance),
+    step: row.step,
+    share: shareOf(row),
+    seed: row.seed,
+    history: JSON.parse(row.history) as Rollout['history'],
+    rollback: row.rollback === null ? null : (JSON.parse(row.rollback) as Rollout['rollback']),
+    created_at: iso(row.created_at),
+    updated_at: iso(row.updated_at),
+  };
+}
+
+/** The share the rollout serves: its current step's percentage. */
+export function shareOf(row: Pick<RolloutRow, 'steps' | 'step'>): number {
+  return (JSON.parse(row.steps) as Rollout['steps'])[row.step]!.percentage;
+}
+
+/** What the team config carries of a running or paused rollout. */
+export function toConfigRollout(row: RolloutRow): ConfigRollout {
+  const conditions = JSON.parse(row.conditions) as ConfigRollout['conditions'];
+  const hasConditions = conditions !== undefined && Object.keys(conditions).length > 0;
+  return { number: row.number, seed: row.seed, share: shareOf(row), value: row.value, ...(hasConditions && { conditions }) };
+}
+
+export async function listRollouts(db: Db, featureId: number): Promise<RolloutRow[]> {
+  return db.selectFrom('rollouts').selectAll().where('feature_id', '=', featureId).orderBy('number').execute();
+}
+
+export async function findRollout(db: Db, featureId: number, number: number): Promise<RolloutRow | undefined> {
+  return db.selectFrom('rollouts').selectAll().where('feature_id', '=', featureId).where('number', '=', number).executeTakeFirst();
+}
+
+export async function activeRollout(db: Db, featureId: number): Promise<RolloutRow | undefined> {
+  return db.selectFrom('rollouts').selectAll().where('feature_id', '=', featureId).where('state', 'in', ACTIVE_STATES).executeTakeFirst();
+}
+
+/** The running or paused rollouts of a team's flags, by the flag's id: what its config carries. */
+export async function activeRolloutsOfTeam(db: Db, teamId: number): Promise<Map<number, RolloutRow>> {
+  const rows = await db.selectFrom('rollouts').selectAll().where('team_id', '=', teamId).where('state', 'in', ACTIVE_STATES).execute();
+  return new Map(rows.map((row) => [row.feature_id, row]));
+}
+
+export async function nextNumber(db: Db, featureId: number): Promise<number> {
+  const row = await db.selectFrom('rollouts').select((eb) => eb.fn.max('number').as('highest')).where('feature_id', '=', featureId).executeTakeFirst();
+  return Number(row?.highest ?? 0) + 1;
+}
+
+export async function insertRollout(db: Db, row: Insertable<Database['rollouts']>): Promise<RolloutRow> {
+  return db.insertInto('rollouts').values(row).returningAll().executeTakeFirstOrThrow();
+}
+
+/** The changed row, or undefined when it was no longer in one of the `from` states. */
+export async function updateRollout(db: Db, id: number, from: RolloutState[], changes: Updateable<Database['rollouts']>): Promise<RolloutRow | undefined> {
+  return db.updateTable('rollouts').set(changes).where('id', '=', id).where('state', 'in', from).returningAll().executeTakeFirst();
+}
