@@ -106,6 +106,11 @@ describe.each(engines)('npm run demo on %s', (engine) => {
     const revenue = results.events[2]!.variants.map((v) => v.statistics.means!);
     expect(revenue.every((means) => means.mean! > 0)).toBe(true);
     expect(revenue[1]!.difference_interval).not.toBeNull();
+    // Returning customers bought before the experiment: purchases and revenue are adjusted on that past (CUPED)
+    for (const event of [results.events[0]!, results.events[2]!]) {
+      const adjustment = event.variants[1]!.statistics.regression_adjustment;
+      expect(adjustment?.variance_reduction, event.event).toBeGreaterThan(0.05);
+    }
     const days = results.history.days;
     expect(days.length).toBeGreaterThanOrEqual(3);
     expect(days.length).toBeLessThanOrEqual(4);
