@@ -23,6 +23,7 @@ function isScheduled(rule, now) {
 var DEFAULT_VARIANT = "default";
 function openFeatureResolution(flag, outcome, experiment, now) {
   if (outcome.reason === "disabled") return { reason: "DISABLED" };
+  if (outcome.reason === "rollout" && outcome.rolloutArm) return { reason: "SPLIT", variant: `rollout_${outcome.rolloutArm}` };
   const rules = flag.rules ?? [];
   if (outcome.reason === "default" || outcome.rule === null) {
     const inForce = rules.some((rule2) => isScheduled(rule2, now));
@@ -62,7 +63,7 @@ function resolveFlag(client, flagKey, type, defaultValue, context) {
   return resolved;
 }
 function needsParticipant(flag) {
-  return flag.enabled && (flag.rules ?? []).some((rule) => rule.type === "rollout" || rule.type === "experiment");
+  return flag.enabled && (flag.rollout != null || (flag.rules ?? []).some((rule) => rule.type === "rollout" || rule.type === "experiment"));
 }
 function participantOf(context) {
   const attributes = {};

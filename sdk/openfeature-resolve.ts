@@ -45,9 +45,9 @@ export function resolveFlag<T>(client: Client, flagKey: string, type: FlagValueT
   return resolved;
 }
 
-/** A rollout's or an experiment's decision depends on who the participant is. */
-function needsParticipant(flag: { enabled: boolean; rules?: Array<{ type: string }> | null }): boolean {
-  return flag.enabled && (flag.rules ?? []).some((rule) => rule.type === 'rollout' || rule.type === 'experiment');
+/** A rollout's, a safe rollout's or an experiment's decision depends on who the participant is. */
+function needsParticipant(flag: { enabled: boolean; rules?: Array<{ type: string }> | null; rollout?: object | null }): boolean {
+  return flag.enabled && (flag.rollout != null || (flag.rules ?? []).some((rule) => rule.type === 'rollout' || rule.type === 'experiment'));
 }
 
 /**

@@ -4,8 +4,9 @@
  * DEFAULT, which OFREP 0.3.0 does not list: `ofrepReason` tells it as UNKNOWN):
  * - DISABLED: a disabled flag (no value: the application's default is served, no variant);
  * - TARGETING_MATCH: a force rule served (variant `rule_{index}`);
- * - SPLIT: a rollout rule (variant `rule_{index}`) or an experiment rule (variant: the
- *   participant's variant key; metadata: `experiment`, the experiment's key) served;
+ * - SPLIT: a rollout rule (variant `rule_{index}`), an experiment rule (variant: the
+ *   participant's variant key; metadata: `experiment`, the experiment's key) or the flag's safe
+ *   rollout (variant `rollout_new` or `rollout_current`, the participant's arm) served;
  * - STATIC: the flag's own value, from a flag with no rule in force (none, or none whose schedule
  *   includes the moment) — every participant gets it now (variant `default`);
  * - DEFAULT: the flag's own value, because no rule applied to this participant (variant `default`).
@@ -26,8 +27,9 @@ export interface OpenFeatureResolution {
 /** The variant name of what a flag's own value serves. */
 export const DEFAULT_VARIANT = 'default';
 
-export function openFeatureResolution(flag: Flag, outcome: Pick<FlagOutcome, 'reason' | 'rule'>, experiment: { key: string; variant: string } | undefined, now: number): OpenFeatureResolution {
+export function openFeatureResolution(flag: Flag, outcome: Pick<FlagOutcome, 'reason' | 'rule'> & { rolloutArm?: 'new' | 'current' }, experiment: { key: string; variant: string } | undefined, now: number): OpenFeatureResolution {
   if (outcome.reason === 'disabled') return { reason: 'DISABLED' };
+  if (outcome.reason === 'rollout' && outcome.rolloutArm) return { reason: 'SPLIT', variant: `rollout_${outcome.rolloutArm}` };
   const rules = flag.rules ?? [];
   if (outcome.reason === 'default' || outcome.rule === null) {
     const inForce = rules.some((rule) => isScheduled(rule, now));

@@ -74,11 +74,10 @@ export function decideOfrep(config: Config, flag: ConfigFeature, subject: OfrepS
   }
 }
 
-/** The decision in OFREP's terms: a safe rollout's arm as SPLIT with variant `rollout_new` or `rollout_current`; otherwise the package's providers' resolution (domain/openfeature.ts), DEFAULT told as UNKNOWN. */
+/** The decision in OFREP's terms: the package's providers' resolution (domain/openfeature.ts), DEFAULT told as UNKNOWN. */
 function toOfrep(flag: ConfigFeature, { outcome, variant }: FlagDecision, now: number): OfrepEvaluation {
-  const { reason, variant: served, metadata } = outcome.rollout_arm
-    ? { reason: 'SPLIT' as const, variant: `rollout_${outcome.rollout_arm}`, metadata: undefined }
-    : openFeatureResolution(flag, outcome, variant && { key: variant.experiment, variant: variant.key }, now);
+  const arm = outcome.rollout_arm ? { rolloutArm: outcome.rollout_arm } : {};
+  const { reason, variant: served, metadata } = openFeatureResolution(flag, { ...outcome, ...arm }, variant && { key: variant.experiment, variant: variant.key }, now);
   if (reason === 'DISABLED') return { key: flag.key, reason };
   const value = readFlagValue(flag.type ?? 'string', outcome.value);
   return { key: flag.key, ...(value != null && { value: value as OfrepEvaluation['value'] }), reason: ofrepReason(reason), ...(served !== undefined && { variant: served }), ...(metadata && { metadata }) };

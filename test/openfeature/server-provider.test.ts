@@ -76,6 +76,40 @@ describe.each(engines)('the OpenFeature server provider on %s', (engine) => {
     }
   });
 
+  it("when a flag has a safe rollout, then each participant's arm is SPLIT with variant rollout_new or rollout_current, as OFREP answers it, and without a targetingKey it is TARGETING_KEY_MISSING", async () => {
+    // Arrange: half of the participants in each arm
+    const team = await server().newTeam();
+    const path = { team: team.id };
+    await team.api.POST('/api/teams/{team}/features', { params: { path }, body: { key: 'banner', type: 'string', enabled: true, value: 'old' } });
+    const step = { hold_seconds: 60, minimum_exposures: 10 };
+    const created = await team.api.POST('/api/teams/{team}/features/{feature}/rollouts', { params: { path: { ...path, feature: 'banner' } }, body: { value: 'new', steps: [{ percentage: 50, ...step }, { percentage: 100, ...step }] } });
+    expect(created.response.status, JSON.stringify(created.error)).toBe(200);
+    const { provider, client } = await providerFor(server(), team);
+    try {
+      // Act
+      const visitors = Array.from({ length: 30 }, (_, i) => `visitor-${i}`);
+      const local = await Promise.all(visitors.map(async (targetingKey) => told(await client.getStringDetails('banner', 'none', { targetingKey }))));
+      const remote = await Promise.all(
+        visitors.map(async (targetingKey) => {
+          const response = await fetch(`${server().baseUrl}/api/teams/${team.id}/ofrep/v1/evaluate/flags/banner`, {
+            method: 'POST',
+            headers: { authorization: `Bearer ${team.ingestKey}`, 'content-type': 'application/json' },
+            body: JSON.stringify({ context: { targetingKey } }),
+          });
+          const { value, reason, variant } = (await response.json()) as { value: string; reason: string; variant: string };
+          return { value, reason, variant, errorCode: undefined };
+        }),
+      );
+
+      // Assert
+      expect(new Set(local.map((t) => `${t.value} ${t.reason} ${t.variant}`))).toEqual(new Set(['new SPLIT rollout_new', 'old SPLIT rollout_current']));
+      expect(local).toEqual(remote);
+      expect((await client.getStringDetails('banner', 'none', {})).errorCode).toBe('TARGETING_KEY_MISSING');
+    } finally {
+      await provider.onClose();
+    }
+  });
+
   it('when an evaluation cannot be answered, then the default value comes back with the error code that says why', async () => {
     // Arrange
     const team = await server().newTeam();
