@@ -172,7 +172,7 @@ describe.each(engines)('count and value metrics on %s', (engine) => {
     expect([...sent.values()].some((s) => (s.value.get('revenue') ?? 0n) > micros('250.5'))).toBe(true);
   });
 
-  it('when the arms carry the sums of STATISTICS.md means row 1, then the statistics and results reads give its reference figures for the value event', async () => {
+  it('audit, chance to beat the control for means: when the arms carry the sums of STATISTICS.md means row 1, then the statistics and results reads give its reference figures for the value event, the chance to beat the control on the absolute and the relative lift included', async () => {
     // Arrange: control 250 × 3.2 and 250 × 0.4 (n 500, Σy 900, Σy² 2600); treatment 160 × 1, 240 × 3.5 and 100 without the event (n 500, Σy 1000, Σy² 3100)
     const team = await server().newTeam();
     await setUp(team);
