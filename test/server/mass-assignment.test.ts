@@ -73,6 +73,14 @@ const VALUES: Record<string, unknown> = {
   key: 'renamed',
   disabled_reason: 'the receiver answered 410',
   secret: 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw',
+  // A safe rollout's own: its number, flag, state and ramp position, as a rollout read shows them.
+  number: 7,
+  feature: 'flag',
+  state: 'released',
+  step: 3,
+  share: 100,
+  history: [],
+  rollback: { event: 'purchase' },
 };
 
 /** Each create/update operation: where it goes in the fixture, and a body that is valid alone. */
@@ -93,6 +101,7 @@ const TARGETS: Record<string, { path: Record<string, string>; body: Json; create
   // A name that resolves to a public address, or (offline) to none yet: accepted either way.
   webhooks_create: { path: {}, body: { key: 'fresh_webhook', url: 'https://hooks.example.com/experiments', event_types: ['flag.updated'] }, created: 'fresh_webhook' },
   webhooks_update: { path: { webhook: 'alerts' }, body: { description: 'Changed' } },
+  rollouts_create: { path: { feature: 'flag' }, body: { value: 'on' } },
 };
 
 interface Operation {
@@ -135,7 +144,7 @@ const cases: Case[] = operations.flatMap((op) => [
 ]);
 
 describe('the mass-assignment table', () => {
-  it('when it is built from the contract, then it covers the create and update operations of events, experiments, variants, features, participants, webhooks and ingest (single and batch)', () => {
+  it('when it is built from the contract, then it covers the create and update operations of events, experiments, variants, features, participants, webhooks, rollouts and ingest (single and batch)', () => {
     expect(operations.map((op) => op.operationId).sort()).toEqual(Object.keys(TARGETS).sort());
   });
 
