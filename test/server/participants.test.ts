@@ -1,7 +1,10 @@
 import { describe, expect, it } from 'vitest';
+import type { components } from 'experimentation-api';
 import { engines, useServer } from '../support/engines';
 import { createExperiment, ingestOk, stopExperiment } from '../support/fixtures';
 import type { TestTeam } from '../support/server';
+
+type IngestRequest = components['schemas']['IngestRequest'];
 
 
 /** `n`, `c` and `x` of both variants on the experiment's goal event. */
@@ -421,11 +424,14 @@ describe.each(engines)('participants on %s', (engine) => {
         await ingestOk(team, { participant: key, experiment: 'exp_a', variant: 'control', event: 'goal' });
       }
 
-      const statuses = await Promise.all([
-        ...old.map((key) => team.api.DELETE('/api/teams/{team}/participants/{participant}', { params: { path: { team: team.id, participant: key } } }).then((r) => r.response.status)),
-        ...old.map((_, i) => team.ingest.POST('/api/teams/{team}/ingest', { params: { path: { team: team.id } }, body: { participant: `new-${i}`, experiment: 'exp_b', variant: 'control', event: 'goal' } }).then((r) => r.response.status)),
-        ...old.map((_, i) => team.ingest.POST('/api/teams/{team}/ingest', { params: { path: { team: team.id } }, body: { participant: `new-${i}`, event: 'goal' } }).then((r) => r.response.status)),
-      ]);
+      // Each new participant's two ingests in order (the first places it in exp_b's control), every participant's at once with the deletions
+      const ingest = (body: IngestRequest) => team.ingest.POST('/api/teams/{team}/ingest', { params: { path: { team: team.id } }, body }).then((r) => r.response.status);
+      const statuses = (
+        await Promise.all([
+          ...old.map((key) => team.api.DELETE('/api/teams/{team}/participants/{participant}', { params: { path: { team: team.id, participant: key } } }).then((r) => [r.response.status])),
+          ...old.map(async (_, i) => [await ingest({ participant: `new-${i}`, experiment: 'exp_b', variant: 'control', event: 'goal' }), await ingest({ participant: `new-${i}`, event: 'goal' })]),
+        ])
+      ).flat();
 
       expect(statuses).toEqual(statuses.map(() => 200));
       const a = await counts(team, 'exp_a');
