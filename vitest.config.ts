@@ -12,6 +12,9 @@ export default defineConfig({
     // average of 25.
     testTimeout: 300_000,
     hookTimeout: 300_000,
+    // expect.poll waits for a condition; its default second is shorter than one answer can take
+    // on a loaded CI machine (a console toggle's PUT once took longer at a load average of 20).
+    expect: { poll: { timeout: 60_000 } },
     pool: 'forks',
     // More test files at once than cores: most of a file's time is spent waiting — on child
     // processes, fsync, sockets, PostgreSQL — not computing (on 2 cores: 3 files, not vitest's 1).
