@@ -5,7 +5,7 @@
 // native engine on 16 characters, the others to re2js scanning the longest text for a "b".
 // Run: npx tsx bench/conditions.ts
 import { RE2JS } from 're2js';
-import { type Condition, CONDITION_LIMITS, conditionProblems, evaluateCondition } from '../server/domain/conditions';
+import { type Condition, CONDITION_LIMITS, conditionProblems, evaluateCondition } from '../domain/conditions';
 
 const LONGEST = Array.from({ length: 100 }, () => 'a'.repeat(200));
 const LONGEST_TEXT = `${LONGEST.join(',')}!`;

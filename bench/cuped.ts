@@ -6,8 +6,8 @@
 // Prints a table and writes bench/results/<day>-cuped.json.
 import { writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
-import { compareAdjusted, type AdjustedArm } from '../server/domain/cuped';
-import { compareMeans, type MeanArm } from '../server/domain/means';
+import { compareAdjusted, type AdjustedArm } from '../domain/cuped';
+import { compareMeans, type MeanArm } from '../domain/means';
 import { spread } from './lib/stats';
 
 const { values } = parseArgs({ options: { rounds: { type: 'string', default: '7' } } });

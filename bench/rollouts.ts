@@ -1,6 +1,6 @@
 // `npx tsx bench/rollouts.ts [--rollouts 200] [--seed 20261128] [--traffic 100,1000,10000] [--minimum-exposures N] [--hold-minutes N]`:
 // the seeded simulation behind the safe rollouts' targets. Each rollout runs the default ramp
-// (1 → 5 → 10 → 25 → 50 → 100 %) through server/domain/rollout-decision.ts, checked once a
+// (1 → 5 → 10 → 25 → 50 → 100 %) through domain/rollout-decision.ts, checked once a
 // minute: each minute `traffic` new participants who match the rollout arrive, each in the new
 // arm with probability s and in the current arm with probability s (a multinomial draw, as the
 // hash does), and each has an error event with probability 5 % in the current arm and, in the
@@ -10,8 +10,8 @@
 // the same seed gives the same figures.
 import binomial from '@stdlib/random-base-binomial';
 import { parseArgs } from 'node:util';
-import { defaultSteps, type RolloutStep } from '../server/domain/rollout-arms';
-import { decideRollout } from '../server/domain/rollout-decision';
+import { defaultSteps, type RolloutStep } from '../domain/rollout-arms';
+import { decideRollout } from '../domain/rollout-decision';
 
 const { values } = parseArgs({
   options: {

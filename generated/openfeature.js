@@ -3,23 +3,23 @@
 // sdk/openfeature.ts
 import { createClient } from "./sdk.js";
 
-// server/domain/sha256.ts
+// domain/sha256.ts
 var encoder = new TextEncoder();
 var nodeHash = globalThis.process?.getBuiltinModule?.("node:crypto")?.hash;
 
-// server/domain/conditions/pattern.ts
+// domain/conditions/pattern.ts
 var AUTOMATON_BYTES = 256 * 1024;
 
-// server/domain/conditions/evaluate.ts
+// domain/conditions/evaluate.ts
 var EXHAUSTED = new Error("the condition took more steps than an evaluation may");
 
-// server/domain/flag-rules.ts
+// domain/flag-rules.ts
 function isScheduled(rule, now) {
   if (rule.starts_at != null && now < Date.parse(rule.starts_at)) return false;
   return rule.ends_at == null || now < Date.parse(rule.ends_at);
 }
 
-// server/domain/openfeature.ts
+// domain/openfeature.ts
 var DEFAULT_VARIANT = "default";
 function openFeatureResolution(flag, outcome, experiment, now) {
   if (outcome.reason === "disabled") return { reason: "DISABLED" };

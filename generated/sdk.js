@@ -231,7 +231,7 @@ function deadline(ms, parent) {
   };
 }
 
-// server/domain/conditions/javascript.ts
+// domain/conditions/javascript.ts
 function asString(value) {
   return String(value);
 }
@@ -838,7 +838,7 @@ var sha256 = /* @__PURE__ */ createHasher(
   /* @__PURE__ */ oidNist(1)
 );
 
-// server/domain/sha256.ts
+// domain/sha256.ts
 var encoder = new TextEncoder();
 var nodeHash = globalThis.process?.getBuiltinModule?.("node:crypto")?.hash;
 function sha2562(text) {
@@ -848,7 +848,7 @@ function portableSha256(text) {
   return sha256(encoder.encode(text));
 }
 
-// server/domain/assignment.ts
+// domain/assignment.ts
 var BUCKETS = { 1: 100, 2: 1e4 };
 var TWO_POW_32 = 4294967296;
 function assignmentDigest(seed, participantKey) {
@@ -872,7 +872,7 @@ function chooseVariant(variants, bucket, version = 1) {
   return null;
 }
 
-// server/domain/coverage.ts
+// domain/coverage.ts
 var HUNDREDTHS = 1e4;
 function toHundredths(percent) {
   return Math.round(percent * 100);
@@ -884,7 +884,7 @@ function isCovered(position, coverage) {
   return position < coverage;
 }
 
-// server/domain/conditions/limits.ts
+// domain/conditions/limits.ts
 var CONDITION_LIMITS = {
   /** Nesting: the condition is level 1, every object or array value inside adds one. */
   depth: 12,
@@ -7571,7 +7571,7 @@ var RE2JS = class RE2JS2 {
   }
 };
 
-// server/domain/conditions/pattern.ts
+// domain/conditions/pattern.ts
 var compiled = /* @__PURE__ */ new Map();
 var KEPT = 100;
 var AUTOMATON_BYTES = 256 * 1024;
@@ -7599,7 +7599,7 @@ function compile(pattern, caseInsensitive) {
   }
 }
 
-// server/domain/conditions/version.ts
+// domain/conditions/version.ts
 function paddedVersion(input) {
   const text = typeof input === "number" ? String(input) : typeof input === "string" && input !== "" ? input : "0";
   const parts = text.replace(/^v|\+.*$/g, "").split(/[-.]/);
@@ -7607,7 +7607,7 @@ function paddedVersion(input) {
   return parts.map((part) => /^[0-9]+$/.test(part) ? part.padStart(5, " ") : part).join("-");
 }
 
-// server/domain/conditions/evaluate.ts
+// domain/conditions/evaluate.ts
 function evaluateCondition(condition, attributes) {
   return conditionOutcome(condition, attributes).holds;
 }
@@ -7786,7 +7786,7 @@ function someElementMatches(actual, operand, steps) {
   });
 }
 
-// server/domain/exclusion-groups.ts
+// domain/exclusion-groups.ts
 function groupPosition(groupKey, participantKey) {
   return scaled(sha2562(groupKey + "/" + participantKey), 0, HUNDREDTHS);
 }
@@ -7794,7 +7794,7 @@ function isInRange(position, range) {
   return range.start <= position && position < range.end;
 }
 
-// server/domain/eligibility.ts
+// domain/eligibility.ts
 function placement(targeting, participant, variants) {
   const digest = admission(targeting, participant);
   if (typeof digest === "string") return digest;
@@ -7811,7 +7811,7 @@ function isEverybody(condition) {
   return true;
 }
 
-// server/domain/rollout-arms.ts
+// domain/rollout-arms.ts
 var RAMP_BUCKETS = 1e4;
 function rolloutArm(seed, participant, share) {
   const bucket = scaled(assignmentDigest(seed, participant), 0, RAMP_BUCKETS);
@@ -7820,7 +7820,7 @@ function rolloutArm(seed, participant, share) {
   return bucket >= RAMP_BUCKETS - width ? "current" : null;
 }
 
-// server/domain/flag-rules.ts
+// domain/flag-rules.ts
 var ROLLOUT_BUCKETS = 1e4;
 function evaluateFlag(flag, context) {
   if (!flag.enabled) return { value: null, reason: "disabled", rule: null };
@@ -7864,7 +7864,7 @@ function inRollout(flagKey, participant, percentage) {
   return rolloutBucket(flagKey, participant) < Math.round(percentage * 100);
 }
 
-// server/domain/evaluation.ts
+// domain/evaluation.ts
 function experimentVariant(experiment, participant, attributes) {
   const placed = experimentPlacement(experiment, participant, attributes);
   return typeof placed === "string" ? null : placed.key;
@@ -7881,7 +7881,7 @@ function experimentPlacement(experiment, participant, attributes) {
   return placement(targeting, { key: participant, attributes }, experiment.variants);
 }
 
-// server/domain/flag-decision.ts
+// domain/flag-decision.ts
 function decideFlag(flag, context) {
   const outcome = evaluateFlag(flag, context);
   const exposures = [];
@@ -7908,7 +7908,7 @@ function hashedVariants(experimentOf, participant, attributes) {
   };
 }
 
-// server/domain/flag-types.ts
+// domain/flag-types.ts
 var NUMBER2 = /^-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?$/;
 function readFlagValue(type, text) {
   if (text === null) return null;

@@ -73,7 +73,7 @@ function compileClient(types: string, evaluator: Record<string, string>): Record
 }
 
 /**
- * The evaluator (scripts/package/evaluate.ts): the server's server/domain/ code and the SHA-256
+ * The evaluator (scripts/package/evaluate.ts): the server's domain/ code and the SHA-256
  * it hashes with (`#sha256` without the `node` condition: @noble/hashes), bundled by esbuild into
  * one ESM file that runs in Node and in browsers, so the package keeps a single runtime dependency; its declarations are those of evaluate.ts, whose
  * signatures name only the contract's types.

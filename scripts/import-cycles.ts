@@ -1,6 +1,6 @@
 // Fails when the project's TypeScript files import each other in a circle (type-only imports
 // included: a circle of types is a circle of design). Part of `npm run check`.
-//   tsx scripts/import-cycles.ts [folder…]   (default: server scripts verify test)
+//   tsx scripts/import-cycles.ts [folder…]   (default: domain server sdk scripts verify test)
 // bench/ is not checked yet: it has two circles of its own (lib/options → phases/reads →
 // lib/environment → lib/options, phases/layers ↔ phases/libraries).
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
@@ -91,7 +91,7 @@ function circleIn(component: string[], edges: Map<string, string[]>): string[] {
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {
-  const folders = process.argv.slice(2).length > 0 ? process.argv.slice(2) : ['server', 'scripts', 'verify', 'test'];
+  const folders = process.argv.slice(2).length > 0 ? process.argv.slice(2) : ['domain', 'server', 'sdk', 'scripts', 'verify', 'test'];
   const files = folders.flatMap((folder) => sourceFiles(resolve(root, folder)));
   const cycles = importCycles(files);
   for (const cycle of cycles) console.error(`import cycle: ${cycle.map((file) => relative(root, file)).join(' → ')}`);

@@ -2,7 +2,7 @@
 // type the contract gives it. One pass over the config, without looking into conditions (their
 // evaluation is total: a malformed condition does not hold) and ignoring fields the SDK does not
 // know (the config only grows). A config that fails is not used; the last good one is kept.
-import { isPlainObject } from '../server/domain/conditions/javascript';
+import { isPlainObject } from '../domain/conditions/javascript';
 
 interface Field {
   test(value: unknown): boolean;

@@ -1,10 +1,10 @@
-// Decisions from a cached config with the server's own evaluator (server/domain/): one experiment
+// Decisions from a cached config with the server's own evaluator (domain/): one experiment
 // or one flag at a time, and, for a flag, the experiments its value depended on — the exposures
 // to report.
 import type { components } from '../generated/api';
-import { experimentVariant } from '../server/domain/evaluation';
-import { decideFlag, hashedVariants } from '../server/domain/flag-decision';
-import { readFlagValue, type TypedValue } from '../server/domain/flag-types';
+import { experimentVariant } from '../domain/evaluation';
+import { decideFlag, hashedVariants } from '../domain/flag-decision';
+import { readFlagValue, type TypedValue } from '../domain/flag-types';
 
 type Config = components['schemas']['Config'];
 type ConfigExperiment = components['schemas']['ConfigExperiment'];
@@ -57,7 +57,7 @@ export interface FlagDecision {
   exposures: Array<{ experiment: string; variant: string }>;
 }
 
-/** The flag's value and its exposures (server/domain/flag-decision.ts), the value read as the flag's type. */
+/** The flag's value and its exposures (domain/flag-decision.ts), the value read as the flag's type. */
 export function decideFeature(indexed: IndexedConfig, key: string, participant: string, attributes: Attributes, now: number): FlagDecision | undefined {
   const flag = indexed.features.get(key);
   if (!flag) return undefined;

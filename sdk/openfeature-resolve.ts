@@ -4,7 +4,7 @@
 // Only types come from @openfeature/core (the error codes and events are its string values), so
 // that neither OpenFeature SDK is loaded by the other's users.
 import type { AnyProviderEvent, EvaluationContext, EventContext, EventHandler, FlagValueType, Logger, ProviderEventEmitter, ResolutionDetails, TrackingEventDetails } from '@openfeature/core';
-import { openFeatureResolution } from '../server/domain/openfeature';
+import { openFeatureResolution } from '../domain/openfeature';
 import type { Attributes, Client, ClientOptions, FlagValue } from './types';
 
 type ErrorCode = 'PROVIDER_NOT_READY' | 'FLAG_NOT_FOUND' | 'PARSE_ERROR' | 'TYPE_MISMATCH' | 'TARGETING_KEY_MISSING' | 'INVALID_CONTEXT' | 'GENERAL';

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { GrowthBook, type Experiment } from '@growthbook/growthbook';
-import { assignVariant, resolveTraffic } from '../../server/domain/assignment';
+import { assignVariant, resolveTraffic } from '../../domain/assignment';
 import { progress } from '../lib/load';
 import type { Options } from '../lib/options';
 import { EXPERIMENTS } from '../lib/setup';

@@ -1,8 +1,8 @@
-// The package's evaluator: the server's own evaluation code (server/domain/), bundled into
+// The package's evaluator: the server's own evaluation code (domain/), bundled into
 // evaluate.js by scripts/generate.ts, with these signatures as its declarations.
 import type { components } from '../../generated/api';
-import { evaluateCondition as conditionHolds } from '../../server/domain/conditions';
-import { evaluateConfig as evaluateWhole } from '../../server/domain/evaluation';
+import { evaluateCondition as conditionHolds } from '../../domain/conditions';
+import { evaluateConfig as evaluateWhole } from '../../domain/evaluation';
 
 type Schemas = components['schemas'];
 

@@ -1,6 +1,6 @@
 import contentType from 'content-type';
 import express, { type RequestHandler } from 'express';
-import { toMicros, VALUE_DECIMALS } from '../domain/metric';
+import { toMicros, VALUE_DECIMALS } from '../../domain/metric';
 import { BadRequest, UnsupportedMediaType } from '../http/errors';
 import { operationOf } from './routing';
 

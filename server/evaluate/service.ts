@@ -1,6 +1,6 @@
 import type { components } from '../../generated/api';
 import { currentConfig, type TeamConfigs } from '../config/service';
-import { evaluateConfig } from '../domain/evaluation';
+import { evaluateConfig } from '../../domain/evaluation';
 import { ingest, type Ingestion } from '../ingest/service';
 import type { Storage } from '../storage/database';
 import type { TeamRow } from '../teams/store';

@@ -2,7 +2,7 @@ import type { components } from '../../generated/api';
 import { record, type Change } from '../audit/service';
 import { requireConfigFits } from '../config/service';
 import { changingConfig } from '../config/version';
-import { toMicros } from '../domain/metric';
+import { toMicros } from '../../domain/metric';
 import { BadRequest, Conflict, NotFound } from '../http/errors';
 import type { PageRequest } from '../routes/pagination';
 import type { Db } from '../storage/database';

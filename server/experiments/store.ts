@@ -5,7 +5,7 @@ import type { components } from '../../generated/api';
 import type { Db } from '../storage/database';
 import { prepared, type Bind } from '../storage/prepared';
 import type { Database } from '../storage/schema';
-import { toPercent } from '../domain/coverage';
+import { toPercent } from '../../domain/coverage';
 import { iso, isoOrNull } from '../storage/values';
 import { conditionsOf, exclusionGroupOf } from './targeting';
 

@@ -1,8 +1,8 @@
 import type { components } from '../../generated/api';
-import type { GroupRange } from '../domain/exclusion-groups';
-import { conditionProblems, type Condition } from '../domain/conditions';
-import { isInHundredths, toHundredths, toPercent } from '../domain/coverage';
-import type { Targeting } from '../domain/eligibility';
+import type { GroupRange } from '../../domain/exclusion-groups';
+import { conditionProblems, type Condition } from '../../domain/conditions';
+import { isInHundredths, toHundredths, toPercent } from '../../domain/coverage';
+import type { Targeting } from '../../domain/eligibility';
 import { BadRequest } from '../http/errors';
 import type { Selectable } from 'kysely';
 import type { Database } from '../storage/schema';

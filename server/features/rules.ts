@@ -1,6 +1,6 @@
 import type { components } from '../../generated/api';
-import { CONDITION_LIMITS, conditionShape, patternProblems, type PatternAt } from '../domain/conditions';
-import { flagValueProblem, type FlagType } from '../domain/flag-types';
+import { CONDITION_LIMITS, conditionShape, patternProblems, type PatternAt } from '../../domain/conditions';
+import { flagValueProblem, type FlagType } from '../../domain/flag-types';
 import { findExperiment } from '../experiments/store';
 import { BadRequest, Conflict, NotFound } from '../http/errors';
 import type { Db } from '../storage/database';

@@ -1,8 +1,8 @@
 import type { components } from '../../generated/api';
-import type { ConditionAttributes } from '../domain/conditions';
-import { admits, placeParticipant, type Candidate } from '../domain/eligibility';
-import { toMicros } from '../domain/metric';
-import { preExposureValue } from '../domain/pre-exposure';
+import type { ConditionAttributes } from '../../domain/conditions';
+import { admits, placeParticipant, type Candidate } from '../../domain/eligibility';
+import { toMicros } from '../../domain/metric';
+import { preExposureValue } from '../../domain/pre-exposure';
 import { toEnrolment } from '../enrolments/store';
 import type { EventRow } from '../events/store';
 import type { ExperimentRow } from '../experiments/store';

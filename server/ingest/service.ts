@@ -1,5 +1,5 @@
 import type { components } from '../../generated/api';
-import { toMicros, VALUE_DECIMALS } from '../domain/metric';
+import { toMicros, VALUE_DECIMALS } from '../../domain/metric';
 import { BadRequest, HttpError, ServiceUnavailable } from '../http/errors';
 import { problemBody } from '../http/problem';
 import type { Storage } from '../storage/database';

@@ -1,5 +1,5 @@
-import type { MetricType } from '../domain/metric';
-import type { DayActivity } from '../domain/pre-exposure';
+import type { MetricType } from '../../domain/metric';
+import type { DayActivity } from '../../domain/pre-exposure';
 import type { EnrolmentRow } from '../enrolments/store';
 import type { ParticipantRow } from '../participants/store';
 

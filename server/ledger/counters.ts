@@ -1,5 +1,5 @@
-import { metricValue, sumChange } from '../domain/metric';
-import { enrolmentChange, outcomeChange } from '../domain/pre-exposure';
+import { metricValue, sumChange } from '../../domain/metric';
+import { enrolmentChange, outcomeChange } from '../../domain/pre-exposure';
 import type { ConversionMove, LedgerChange } from './change';
 
 /**

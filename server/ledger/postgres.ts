@@ -1,5 +1,5 @@
 import { CompiledQuery, sql } from 'kysely';
-import type { MetricType } from '../domain/metric';
+import type { MetricType } from '../../domain/metric';
 import type { EnrolmentRow } from '../enrolments/store';
 import type { ParticipantRow } from '../participants/store';
 import { teamLock } from '../storage/team-lock';

@@ -1,4 +1,4 @@
-import type { MetricType } from '../domain/metric';
+import type { MetricType } from '../../domain/metric';
 import type { EnrolmentRow } from '../enrolments/store';
 import { quotaMonth } from '../ingest/quota';
 import type { ParticipantRow } from '../participants/store';

@@ -3,9 +3,9 @@
  * (domain/flag-decision.ts) told in OFREP's reasons, variants and metadata.
  */
 import type { components } from '../../generated/api';
-import { decideFlag, hashedVariants, type FlagDecision } from '../domain/flag-decision';
-import { readFlagValue } from '../domain/flag-types';
-import { ofrepReason, openFeatureResolution } from '../domain/openfeature';
+import { decideFlag, hashedVariants, type FlagDecision } from '../../domain/flag-decision';
+import { readFlagValue } from '../../domain/flag-types';
+import { ofrepReason, openFeatureResolution } from '../../domain/openfeature';
 import { OfrepError } from './failure';
 
 type Config = components['schemas']['Config'];

@@ -1,11 +1,11 @@
 import type { components } from '../../generated/api';
-import { compareMeansSequentially, compareSequentially, cumulativeDays, daysRunning, MINIMUM_PARTICIPANTS, SRM_WARNING_BELOW, type DailyChange, type DayArm, type MeansSequentialComparison } from '../domain/results';
-import { addDays } from '../domain/days';
-import { MIXING_EFFECT_SIZE } from '../domain/sequential';
+import { compareMeansSequentially, compareSequentially, cumulativeDays, daysRunning, MINIMUM_PARTICIPANTS, SRM_WARNING_BELOW, type DailyChange, type DayArm, type MeansSequentialComparison } from '../../domain/results';
+import { addDays } from '../../domain/days';
+import { MIXING_EFFECT_SIZE } from '../../domain/sequential';
 import { requireExperiment } from '../experiments/service';
 import { coverageChangesOf, guardrailsOf, type ExperimentRow } from '../experiments/store';
-import { judgeByRole, type Judgement, type Role, type RoleEvent } from '../domain/roles';
-import { toPercent } from '../domain/coverage';
+import { judgeByRole, type Judgement, type Role, type RoleEvent } from '../../domain/roles';
+import { toPercent } from '../../domain/coverage';
 import { NotFound } from '../http/errors';
 import { eventsByKey } from '../events/store';
 import type { Db } from '../storage/database';

@@ -1,7 +1,7 @@
 import type { components } from '../../generated/api';
-import { conditionShape, patternProblems } from '../domain/conditions';
-import { flagValueProblem, type FlagType } from '../domain/flag-types';
-import { defaultSteps, rampProblem, type RolloutStep } from '../domain/rollout-arms';
+import { conditionShape, patternProblems } from '../../domain/conditions';
+import { flagValueProblem, type FlagType } from '../../domain/flag-types';
+import { defaultSteps, rampProblem, type RolloutStep } from '../../domain/rollout-arms';
 import { findEvent } from '../events/store';
 import { BadRequest, NotFound } from '../http/errors';
 import type { Db } from '../storage/database';

@@ -1,5 +1,5 @@
 import type { ColumnType, Generated, Kysely } from 'kysely';
-import type { FlagType } from '../domain/flag-types';
+import type { FlagType } from '../../domain/flag-types';
 import type { MemberRole } from '../auth/member-roles';
 
 // Timestamps are written as RFC 3339 strings on both engines; PostgreSQL reads them back as Date.

@@ -1,6 +1,6 @@
 import type { components } from '../../generated/api';
-import { compareAdjusted } from '../domain/cuped';
-import { adjustedArmOf, type ComparedArm } from '../domain/estimate';
+import { compareAdjusted } from '../../domain/cuped';
+import { adjustedArmOf, type ComparedArm } from '../../domain/estimate';
 
 type RegressionAdjustment = components['schemas']['RegressionAdjustment'];
 type EventType = components['schemas']['EventType'];

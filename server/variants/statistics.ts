@@ -1,8 +1,8 @@
 import type { components } from '../../generated/api';
-import { compareMeans, summarise, type MeanArm } from '../domain/means';
-import { minimumDetectableEffect, participantsNeededForRelative, rateArm } from '../domain/power';
-import type { Covariate } from '../domain/estimate';
-import { compareWithControl, sampleRatioMismatch, type ArmCounts } from '../domain/statistics';
+import { compareMeans, summarise, type MeanArm } from '../../domain/means';
+import { minimumDetectableEffect, participantsNeededForRelative, rateArm } from '../../domain/power';
+import type { Covariate } from '../../domain/estimate';
+import { compareWithControl, sampleRatioMismatch, type ArmCounts } from '../../domain/statistics';
 import { experimentNotFound } from '../experiments/service';
 import { exact } from '../storage/exact-sums';
 import type { ExperimentRow } from '../experiments/store';

@@ -2,7 +2,7 @@ import { PostgresAdapter, sql, type Insertable, type Selectable, type Updateable
 import { jsonArrayFrom as postgresJsonArray } from 'kysely/helpers/postgres';
 import { jsonArrayFrom as sqliteJsonArray } from 'kysely/helpers/sqlite';
 import type { components } from '../../generated/api';
-import { resolveTraffic } from '../domain/assignment';
+import { resolveTraffic } from '../../domain/assignment';
 import { listRunningExperiments, selectExperiments, type ExperimentRow } from '../experiments/store';
 import type { EventRow } from '../events/store';
 import type { Db } from '../storage/database';

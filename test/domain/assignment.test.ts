@@ -6,7 +6,7 @@ import {
   bucketOf,
   chooseVariant,
   resolveTraffic,
-} from '../../server/domain/assignment';
+} from '../../domain/assignment';
 import vectorFile from '../vectors/assignment.json' with { type: 'json' };
 
 interface VectorVariant {
@@ -38,7 +38,7 @@ const resolveCases = vectors.resolveTraffic;
 
 // ---------------------------------------------------------------------------
 // Independent reference implementation, written from the published rule text
-// alone (does not use server/domain/assignment.ts): Web Crypto SHA-256 over the
+// alone (does not use domain/assignment.ts): Web Crypto SHA-256 over the
 // concatenated byte parts, BigInt for the bucket, half-open ranges for choice.
 // ---------------------------------------------------------------------------
 const encoder = new TextEncoder();

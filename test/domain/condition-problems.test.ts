@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
-import { CONDITION_LIMITS, conditionProblems } from '../../server/domain/conditions';
+import { CONDITION_LIMITS, conditionProblems } from '../../domain/conditions';
 
 const AT = '/body/conditions';
 const { cases } = JSON.parse(readFileSync(new URL('../vectors/conditions.json', import.meta.url), 'utf8')) as {

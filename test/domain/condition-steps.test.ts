@@ -1,7 +1,7 @@
 import { RE2JS, RE2Set } from 're2js';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { type Condition, CONDITION_LIMITS, evaluateCondition } from '../../server/domain/conditions';
-import { conditionOutcome } from '../../server/domain/conditions/evaluate';
+import { type Condition, CONDITION_LIMITS, evaluateCondition } from '../../domain/conditions';
+import { conditionOutcome } from '../../domain/conditions/evaluate';
 
 const LIMIT = CONDITION_LIMITS.evaluationSteps;
 

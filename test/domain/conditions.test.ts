@@ -4,7 +4,7 @@ import { fileURLToPath } from 'node:url';
 import { evalCondition } from '@growthbook/growthbook';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type Condition, evaluateCondition } from '../../server/domain/conditions';
+import { type Condition, evaluateCondition } from '../../domain/conditions';
 
 interface Vector {
   name: string;

@@ -1,12 +1,12 @@
 import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { adjustedMixture, compareAdjusted, ratio, type AdjustedArm, type Scale } from '../../server/domain/cuped';
-import { judgedMixture } from '../../server/domain/estimate';
-import { compareMeansSequentially, compareSequentially } from '../../server/domain/results';
-import { judgeByRole } from '../../server/domain/roles';
-import { meansMixture, rateMixture } from '../../server/domain/sequential';
-import type { Interval } from '../../server/domain/statistics';
+import { adjustedMixture, compareAdjusted, ratio, type AdjustedArm, type Scale } from '../../domain/cuped';
+import { judgedMixture } from '../../domain/estimate';
+import { compareMeansSequentially, compareSequentially } from '../../domain/results';
+import { judgeByRole } from '../../domain/roles';
+import { meansMixture, rateMixture } from '../../domain/sequential';
+import type { Interval } from '../../domain/statistics';
 
 /** An arm's sums as storage keeps them: micro-units (squares and products micro-units squared), as decimal text. */
 type StoredArm = { participants: number; sumY: string; sumY2: string; sumX: string; sumX2: string; sumXY: string };

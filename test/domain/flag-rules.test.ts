@@ -4,8 +4,8 @@ import { promisify } from 'node:util';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { evaluateConfig as packageEvaluate } from 'experimentation-api';
-import { evaluateConfig as serverEvaluate } from '../../server/domain/evaluation';
-import { inRollout } from '../../server/domain/flag-rules';
+import { evaluateConfig as serverEvaluate } from '../../domain/evaluation';
+import { inRollout } from '../../domain/flag-rules';
 import { flagRuleVectors } from '../support/flag-rule-vectors';
 
 const vectorsPath = fileURLToPath(new URL('../vectors/flag-rules.json', import.meta.url));

@@ -1,11 +1,11 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { fisherExactPValue, needsExactTest } from '../../server/domain/exact';
-import { compareMeans, summarise, type MeanArm } from '../../server/domain/means';
-import { benjaminiHochberg, holm } from '../../server/domain/multiplicity';
-import { minimumDetectableEffect, participantsStillNeeded } from '../../server/domain/power';
-import { meansAlwaysValid } from '../../server/domain/sequential';
-import { compareWithControl, type Interval } from '../../server/domain/statistics';
+import { fisherExactPValue, needsExactTest } from '../../domain/exact';
+import { compareMeans, summarise, type MeanArm } from '../../domain/means';
+import { benjaminiHochberg, holm } from '../../domain/multiplicity';
+import { minimumDetectableEffect, participantsStillNeeded } from '../../domain/power';
+import { meansAlwaysValid } from '../../domain/sequential';
+import { compareWithControl, type Interval } from '../../domain/statistics';
 import { eventStatistics } from '../../server/variants/statistics';
 
 interface RateCase {

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import type { Covariate } from '../../server/domain/estimate';
-import { DEFAULT_WINDOW_DAYS, enrolmentChange, oldestKeptDay, outcomeChange, preExposureValue, windowOf } from '../../server/domain/pre-exposure';
-import { cumulativeDays } from '../../server/domain/results';
+import type { Covariate } from '../../domain/estimate';
+import { DEFAULT_WINDOW_DAYS, enrolmentChange, oldestKeptDay, outcomeChange, preExposureValue, windowOf } from '../../domain/pre-exposure';
+import { cumulativeDays } from '../../domain/results';
 
 const M = 1_000_000n;
 const activity = [

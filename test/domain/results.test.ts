@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { compareSequentially, cumulativeDays, daysRunning } from '../../server/domain/results';
-import { confidenceSequence } from '../../server/domain/sequential';
+import { compareSequentially, cumulativeDays, daysRunning } from '../../domain/results';
+import { confidenceSequence } from '../../domain/sequential';
 
 describe('cumulativeDays', () => {
   it('when changes fall on days with gaps and some are negative, then every day from the first to the last has the totals at its end', () => {

@@ -1,8 +1,8 @@
 import { readFileSync } from 'node:fs';
 import binomial from '@stdlib/random-base-binomial';
 import { describe, expect, it } from 'vitest';
-import { judgeByRole, type Judgement, type RoleEvent } from '../../server/domain/roles';
-import { rateAlwaysValid } from '../../server/domain/sequential';
+import { judgeByRole, type Judgement, type RoleEvent } from '../../domain/roles';
+import { rateAlwaysValid } from '../../domain/sequential';
 
 /** Cases computed by test/vectors/roles.py: adjusted p-values as the smallest α at which Holm or Benjamini–Hochberg rejects. */
 const vectors = JSON.parse(readFileSync(new URL('../vectors/roles.json', import.meta.url), 'utf8')) as { cases: Array<{ events: RoleEvent[]; expected: Judgement[][] }> };

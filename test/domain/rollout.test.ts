@@ -1,9 +1,9 @@
 import { readFileSync } from 'node:fs';
 import binomial from '@stdlib/random-base-binomial';
 import { describe, expect, it } from 'vitest';
-import { defaultSteps, rampProblem, rolloutArm, type RolloutStep } from '../../server/domain/rollout-arms';
-import { decideRollout, type RolloutCheck, type RolloutGuardrail } from '../../server/domain/rollout-decision';
-import { harmPValue, rateMixture } from '../../server/domain/sequential';
+import { defaultSteps, rampProblem, rolloutArm, type RolloutStep } from '../../domain/rollout-arms';
+import { decideRollout, type RolloutCheck, type RolloutGuardrail } from '../../domain/rollout-decision';
+import { harmPValue, rateMixture } from '../../domain/sequential';
 
 const vectors = JSON.parse(readFileSync(new URL('../vectors/rollout-arms.json', import.meta.url), 'utf8')) as {
   cases: Array<{ seed: string; participant: string; share: number; arm: 'new' | 'current' | null }>;

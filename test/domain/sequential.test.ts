@@ -1,9 +1,9 @@
 import { readFileSync } from 'node:fs';
 import binomial from '@stdlib/random-base-binomial';
 import { describe, expect, it } from 'vitest';
-import { compareMeans } from '../../server/domain/means';
-import { confidenceSequence, meansAlwaysValid, MIXING_EFFECT_SIZE, rateAlwaysValid } from '../../server/domain/sequential';
-import { compareWithControl } from '../../server/domain/statistics';
+import { compareMeans } from '../../domain/means';
+import { confidenceSequence, meansAlwaysValid, MIXING_EFFECT_SIZE, rateAlwaysValid } from '../../domain/sequential';
+import { compareWithControl } from '../../domain/statistics';
 
 interface Vector {
   arm: { participants: number; uniqueConversions: number };

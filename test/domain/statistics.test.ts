@@ -9,7 +9,7 @@ import {
   type ArmCounts,
   type EventComparison,
   type Interval,
-} from '../../server/domain/statistics';
+} from '../../domain/statistics';
 import vectorFile from '../vectors/statistics.json' with { type: 'json' };
 
 interface VectorArm {

@@ -1,10 +1,10 @@
 import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { bucketOf, chooseVariant, type HashVersion } from '../../server/domain/assignment';
-import { coveragePosition, isCovered, toHundredths } from '../../server/domain/coverage';
-import { admits, placeParticipant } from '../../server/domain/eligibility';
-import { groupPosition, isInRange, rangesOverlap } from '../../server/domain/exclusion-groups';
+import { bucketOf, chooseVariant, type HashVersion } from '../../domain/assignment';
+import { coveragePosition, isCovered, toHundredths } from '../../domain/coverage';
+import { admits, placeParticipant } from '../../domain/eligibility';
+import { groupPosition, isInRange, rangesOverlap } from '../../domain/exclusion-groups';
 import vectors from '../vectors/targeting.json' with { type: 'json' };
 
 const range = (key: string, start: number, end: number) => ({ key, start: toHundredths(start), end: toHundredths(end) });

@@ -3,7 +3,7 @@
 // covariates and their conversions add up to.
 import { sql } from 'kysely';
 import { afterAll, describe, expect, it } from 'vitest';
-import { addDays } from '../../server/domain/days';
+import { addDays } from '../../domain/days';
 import { engines } from '../support/engines';
 import { createExperiment, inParallel } from '../support/fixtures';
 import { ingestOnce, startChild, stopChild, type ChildServer } from '../support/process';

@@ -4,7 +4,7 @@
 // are recomputed here from the rows the test wrote, with plain arithmetic.
 import { sql } from 'kysely';
 import { describe, expect, it } from 'vitest';
-import { addDays } from '../../server/domain/days';
+import { addDays } from '../../domain/days';
 import { engines, useServer } from '../support/engines';
 import { createExperiment, ingestOk } from '../support/fixtures';
 import type { TestTeam } from '../support/server';

@@ -6,7 +6,7 @@
 import { sql } from 'kysely';
 import { describe, expect, it } from 'vitest';
 import vectors from '../vectors/cuped.json';
-import { addDays } from '../../server/domain/days';
+import { addDays } from '../../domain/days';
 import { engines, useServer } from '../support/engines';
 import { createExperiment } from '../support/fixtures';
 

@@ -4,7 +4,7 @@
 import { sql } from 'kysely';
 import { describe, expect, it } from 'vitest';
 import { sweepPreExposureActivity } from '../../server/ledger/pre-exposure-sweep';
-import { addDays } from '../../server/domain/days';
+import { addDays } from '../../domain/days';
 import { engines, useServer } from '../support/engines';
 import { createExperiment, ingestOk } from '../support/fixtures';
 import type { TestTeam } from '../support/server';

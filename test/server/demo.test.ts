@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApiClient, type components } from 'experimentation-api';
 import { createApp } from '../../server/app';
 import { runDemo, type DemoIo } from '../../server/cli/demo-command';
-import { assignVariant } from '../../server/domain/assignment';
+import { assignVariant } from '../../domain/assignment';
 import { openStorage, type Storage } from '../../server/storage/database';
 import { engines } from '../support/engines';
 import { listen } from '../support/app';

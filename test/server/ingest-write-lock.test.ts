@@ -16,8 +16,8 @@ type Item = { status: number; data?: { assignments: Array<{ experiment: string; 
 
 // Called at each evaluation of a condition, before it is evaluated; the evaluation itself is the server's own.
 const evaluating = vi.hoisted(() => ({ hook: undefined as (() => void) | undefined }));
-vi.mock('../../server/domain/conditions/evaluate', async (importOriginal) => {
-  const original = await importOriginal<typeof import('../../server/domain/conditions/evaluate')>();
+vi.mock('../../domain/conditions/evaluate', async (importOriginal) => {
+  const original = await importOriginal<typeof import('../../domain/conditions/evaluate')>();
   return {
     ...original,
     evaluateCondition: (...args: Parameters<typeof original.evaluateCondition>) => {

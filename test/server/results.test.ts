@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { components } from 'experimentation-api';
-import { confidenceSequence } from '../../server/domain/sequential';
+import { confidenceSequence } from '../../domain/sequential';
 import { setClock } from '../../server/storage/values';
 import { engines, useServer } from '../support/engines';
 import { expectProblem } from '../support/problems';

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import type { components } from 'experimentation-api';
 import { createClient } from 'experimentation-api/sdk';
-import { evaluateConfig } from '../../server/domain/evaluation';
-import { rolloutArm } from '../../server/domain/rollout-arms';
+import { evaluateConfig } from '../../domain/evaluation';
+import { rolloutArm } from '../../domain/rollout-arms';
 import { engines, useServer } from '../support/engines';
 import type { TestTeam } from '../support/server';
 

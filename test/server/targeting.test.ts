@@ -1,7 +1,7 @@
 // Experiment targeting through the real server on both engines: conditions on the participant's
 // attributes, coverage (and a ramp while running), exclusion groups, the config's ETag, and bad
 // input refused with nothing stored. Positions and buckets are recomputed here from the published
-// rule (node:crypto), independently of server/domain.
+// rule (node:crypto), independently of domain.
 import { createHash } from 'node:crypto';
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { components } from 'experimentation-api';

@@ -1,4 +1,4 @@
-# Reference values for server/domain/cuped.ts (regression adjustment, CUPED), computed another way in
+# Reference values for domain/cuped.ts (regression adjustment, CUPED), computed another way in
 # pure Python: from each participant's own (x, y) in exact fractions — θ from the pooled centred data,
 # each arm's adjusted variance as the variance of the participants' y − θx (two passes, not the sums'
 # formula), gbstats' delta method for the relative uplift — and the Student t distribution from the

@@ -1,4 +1,4 @@
-# Reference values for server/domain/{statistics,exact,means,power,sequential,multiplicity}.ts,
+# Reference values for domain/{statistics,exact,means,power,sequential,multiplicity}.ts,
 # computed another way, in pure Python (no scipy): the Student t distribution from its density
 # integrated by Simpson's rule (not the incomplete beta function the server uses), quantiles by
 # bisection, Fisher's exact test with exact integer binomial coefficients (fractions), the

@@ -1,4 +1,4 @@
-# Reference values for server/domain/roles.ts, computed another way: the always-valid p-value as
+# Reference values for domain/roles.ts, computed another way: the always-valid p-value as
 # 1/Λ(0) of the mSPRT (Johari, Pekelis & Walsh), and each adjusted p-value as the smallest α at
 # which the procedure itself — Holm's step-down, Benjamini–Hochberg's step-up, run at that α —
 # rejects the hypothesis, searched over every candidate α the procedures can switch at.

@@ -1,4 +1,4 @@
-# Reference values for server/domain/sequential.ts, computed another way: not from the closed form
+# Reference values for domain/sequential.ts, computed another way: not from the closed form
 # of the confidence sequence, but by bisection on the mixture likelihood ratio of the mSPRT
 # (Johari, Pekelis & Walsh), Λ(θ0) = √(V / (V + τ²)) · exp(τ² (θ̂ − θ0)² / (2 V (V + τ²))): the
 # sequence's bounds are the θ0 where Λ(θ0) = 1/α (compared in logs). τ is tuned on the standardised

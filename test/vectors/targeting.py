@@ -1,8 +1,8 @@
 # Targeting vectors — 10 000-bucket assignment (hash version 2), coverage and exclusion groups —
 # computed from the published rules (openapi/components/schemas/Config.yaml) with Python's own
-# SHA-256 and integer arithmetic, independently of server/domain. Run:
+# SHA-256 and integer arithmetic, independently of domain. Run:
 #   python3 test/vectors/targeting.py > test/vectors/targeting.json
-# test/domain/targeting.test.ts replays the file against server/domain and checks that this
+# test/domain/targeting.test.ts replays the file against domain and checks that this
 # script still prints it.
 import hashlib, json
 

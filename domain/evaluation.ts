@@ -2,7 +2,7 @@
  * A whole team config evaluated for one participant: what `POST …/evaluate` answers and what
  * the package's `evaluateConfig` computes, from this one function.
  */
-import type { components } from '../../generated/api';
+import type { components } from '../generated/api';
 import { toHundredths } from './coverage';
 import { placement } from './eligibility';
 import { evaluateFlag } from './flag-rules';

@@ -3,7 +3,7 @@
  * variant that served it, and the exposures to report — what the package's SDK and the OFREP
  * single-flag evaluation both record, from this one function.
  */
-import type { components } from '../../generated/api';
+import type { components } from '../generated/api';
 import { evaluateCondition } from './conditions';
 import { experimentVariant } from './evaluation';
 import { evaluateFlag, isScheduled, type FlagContext, type FlagOutcome } from './flag-rules';

@@ -3,7 +3,7 @@
  * stated in openapi/components/schemas/Condition.yaml; test/vectors/conditions.json holds the
  * cases a reimplementation must agree with.
  */
-import type { components } from '../../../generated/api';
+import type { components } from '../../generated/api';
 import { asNumber, asString, compare, isPlainObject, isTruthy, strictlyEqual, typeName } from './javascript';
 import { CONDITION_LIMITS } from './limits';
 import { compilePattern } from './pattern';

@@ -11,7 +11,7 @@
  *   includes the moment) — every participant gets it now (variant `default`);
  * - DEFAULT: the flag's own value, because no rule applied to this participant (variant `default`).
  */
-import type { components } from '../../generated/api';
+import type { components } from '../generated/api';
 import { isScheduled, type FlagOutcome } from './flag-rules';
 
 type Flag = components['schemas']['ConfigFeature'];

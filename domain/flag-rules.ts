@@ -4,7 +4,7 @@
  * Rollout) decides for a participant in one of its arms; else the flag's own value. A disabled
  * flag serves null.
  */
-import type { components } from '../../generated/api';
+import type { components } from '../generated/api';
 import { sha256 } from '#sha256';
 import { scaled } from './assignment';
 import { evaluateCondition } from './conditions';

@@ -3,7 +3,7 @@
  * rules, read as that type: `string` as the text itself, `boolean` as `true` or `false`, `number`
  * as a finite JSON number, `json` as JSON text of an object.
  */
-import type { components } from '../../generated/api';
+import type { components } from '../generated/api';
 
 export type FlagType = components['schemas']['FlagType'];
 /** A JSON object, as a `json` flag serves it. */
