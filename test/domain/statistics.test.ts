@@ -1,9 +1,6 @@
 import { describe, expect, it } from 'vitest';
+import { EXACT_MAX_TERMS, chanceToBeatControl, chanceToBeatControlExact, chanceToBeatControlIntegrated } from '../../domain/chance-to-beat-control';
 import {
-  EXACT_MAX_TERMS,
-  chanceToBeatControl,
-  chanceToBeatControlExact,
-  chanceToBeatControlIntegrated,
   compareWithControl,
   sampleRatioMismatch,
   type ArmCounts,
