@@ -28,41 +28,41 @@ import { ofrepRoutes } from './ofrep/routes';
 import { participantRoutes } from './participants/routes';
 import { resultRoutes } from './results/routes';
 import { rolloutRoutes } from './rollouts/routes';
-import { cachesFromEnv, configStreamsFromEnv, ingestKeyWindowFromEnv, ofrepStreamsFromEnv, rateLimitFromEnv, trustProxyFromEnv, webhooksFromEnv, type CacheSettings, type RateLimitSettings, type TrustProxy, type WebhookSettings } from './settings';
+import { DEFAULT_SETTINGS, type AppSettings } from './settings';
 import type { Storage } from './storage/database';
 import { loadTeam } from './teams/middleware';
 import { teamRoutes, userRoutes } from './teams/routes';
 import { variantRoutes } from './variants/routes';
 import { webhookRoutes } from './webhooks/routes';
 
-export interface AppOptions {
+/**
+ * What the composition root (main.ts) hands the app: its storage and logger, the settings it read
+ * once from the environment (server/settings.ts; the documented defaults where not given — the app
+ * reads no environment of its own), and the streams it ends at shutdown.
+ */
+export interface AppOptions extends Partial<Omit<AppSettings, 'configStreams' | 'ofrepStreams'>> {
   storage: Storage;
   logger: Logger;
   validateResponses: boolean;
-  /** Off only to measure the validator's cost (VALIDATE_REQUESTS=false); on when not given. */
-  validateRequests?: boolean;
-  /** Request budgets; RATE_LIMIT_* from the environment when not given. */
-  rateLimit?: RateLimitSettings;
-  /** Express's `trust proxy` (who tells the client address); TRUST_PROXY from the environment when not given. */
-  trustProxy?: TrustProxy;
-  /** The config streams this process holds (main.ts ends them at shutdown); CONFIG_STREAMS_* from the environment when not given. */
+  /** The config streams this process holds (main.ts ends them at shutdown); the default bounds when not given. */
   configStreams?: ConfigStreams;
-  /** The OFREP event streams this process holds (main.ts ends them at shutdown); OFREP_STREAMS_* from the environment when not given. */
+  /** The OFREP event streams this process holds (main.ts ends them at shutdown); the default bounds when not given. */
   ofrepStreams?: ConfigStreams;
-  /** The bounds of the process's caches; CACHE_* from the environment when not given. */
-  caches?: CacheSettings;
-  /** How long an ingest's idempotency key is kept (the key sweep's window, main.ts); INGEST_KEY_WINDOW_* from the environment when not given. */
-  ingestKeyWindowMs?: number;
-  /** Which webhook URLs are taken (WEBHOOK_ALLOW_PRIVATE_ADDRESSES); WEBHOOK_* from the environment when not given. */
-  webhooks?: Pick<WebhookSettings, 'allowPrivateAddresses' | 'secretOverlapMs'>;
 }
+
+/** An option given as undefined keeps its default. */
+const definedIn = <T extends object>(options: T): Partial<T> => Object.fromEntries(Object.entries(options).filter(([, value]) => value !== undefined)) as Partial<T>;
 
 /**
  * The order is the point: CORS headers first (so every answer has them, errors included) and
  * preflights answered there; then, for /api, the rate limit counts the request before anything
  * does work on it — the contract's routing (404/405), authentication, body parsing, validation.
  */
-export function createApp({ storage, logger, validateResponses, validateRequests = process.env.VALIDATE_REQUESTS !== 'false', rateLimit = rateLimitFromEnv(), trustProxy = trustProxyFromEnv(), configStreams = new ConfigStreams(configStreamsFromEnv()), ofrepStreams = new ConfigStreams(ofrepStreamsFromEnv(), OFREP_STREAMS), caches = cachesFromEnv(), ingestKeyWindowMs = ingestKeyWindowFromEnv(), webhooks = webhooksFromEnv() }: AppOptions): Express {
+export function createApp(options: AppOptions): Express {
+  const { storage, logger, validateResponses } = options;
+  const { validateRequests, rateLimit, trustProxy, caches, ingestKeyWindowMs, webhooks } = { ...DEFAULT_SETTINGS, ...definedIn(options) };
+  const configStreams = options.configStreams ?? new ConfigStreams(DEFAULT_SETTINGS.configStreams);
+  const ofrepStreams = options.ofrepStreams ?? new ConfigStreams(DEFAULT_SETTINGS.ofrepStreams, OFREP_STREAMS);
   const contract = loadContract();
   const app = express();
   app.set('case sensitive routing', true);

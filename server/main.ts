@@ -52,7 +52,7 @@ const storage = await openStorage(settings);
 if (storage.autovacuum === false) logger.warn('PostgreSQL runs without autovacuum: nothing analyzes the tables, and ingest slows as they grow; turn it on');
 const configStreams = new ConfigStreams(settings.configStreams);
 const ofrepStreams = new ConfigStreams(settings.ofrepStreams, OFREP_STREAMS);
-const app = createApp({ storage, logger, validateResponses: settings.validateResponses, configStreams, ofrepStreams, caches: settings.caches, ingestKeyWindowMs: settings.ingestKeyWindowMs, webhooks: settings.webhooks });
+const app = createApp({ ...settings, storage, logger, configStreams, ofrepStreams });
 const stopSweeping = sweepIngestKeys(storage, settings.ingestKeyWindowMs, logger);
 const stopSweepingAuditLog = sweepAuditLogEvery(storage.db, settings.auditLogRetentionDays, logger);
 const stopSweepingPreExposure = sweepPreExposureActivityEvery(storage, logger);

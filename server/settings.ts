@@ -81,7 +81,15 @@ export interface Settings {
   webhooks: WebhookSettings;
 }
 
-/** Reads the environment once, at start-up. */
+/** What the app itself is built from (createApp): the rest of Settings is the process's. */
+export type AppSettings = Pick<Settings, 'validateRequests' | 'trustProxy' | 'rateLimit' | 'configStreams' | 'ofrepStreams' | 'caches' | 'ingestKeyWindowMs'> & {
+  webhooks: Pick<WebhookSettings, 'allowPrivateAddresses' | 'secretOverlapMs'>;
+};
+
+/** The documented defaults, as an empty environment gives them. */
+export const DEFAULT_SETTINGS: Readonly<Settings> = settingsFromEnv({});
+
+/** Reads the environment once, at start-up (main.ts, the CLIs and the tests' harness: the composition roots). */
 export function settingsFromEnv(env: NodeJS.ProcessEnv = process.env): Settings {
   return {
     port: Number(env.PORT ?? 3000),

@@ -3,6 +3,7 @@ import { pino } from 'pino';
 import { createApiClient } from 'experimentation-api';
 import { createTeam } from '../../server/admin/service';
 import { createApp } from '../../server/app';
+import { settingsFromEnv } from '../../server/settings';
 import type { Engine } from '../../server/storage/engine';
 import { openStorage, type Storage } from '../../server/storage/database';
 import { freshStorage } from './process';
@@ -39,7 +40,9 @@ export async function startServer(engine: Engine): Promise<TestServer> {
   const { storageEnv, cleanup } = await freshStorage(engine);
   // A loaded machine can take PostgreSQL past the service's 5 s to start a backend: the tests wait longer.
   const storage = await openStorage({ dataDir: storageEnv.DATA_DIR ?? '', databaseUrl: storageEnv.DATABASE_URL, connectTimeoutMs: 60_000 });
-  const app = createApp({ storage, logger: pino({ level: 'silent' }), validateResponses: true });
+  // The tests' composition root: settings from the environment, as main.ts reads them (the streams' bounds are the defaults).
+  const { configStreams: _, ofrepStreams: __, ...settings } = settingsFromEnv();
+  const app = createApp({ ...settings, storage, logger: pino({ level: 'silent' }), validateResponses: true });
   const server = app.listen(0, '127.0.0.1');
   keepIdleConnectionsLonger(server);
   await new Promise((resolve) => server.once('listening', resolve));
