@@ -12,7 +12,7 @@ import { Kysely, PostgresDialect } from 'kysely';
 import pg from 'pg';
 import { ingestContexts } from '../server/ingest/context';
 import { ingestBatch, ingestion } from '../server/ingest/service';
-import { ingestKeyWindowFromEnv } from '../server/settings';
+import { ingestKeyWindowFromEnv } from '../server/settings/settings';
 import { openStorage } from '../server/storage/database';
 import { preparingStatements } from '../server/storage/postgres-statements';
 import type { Database } from '../server/storage/schema';

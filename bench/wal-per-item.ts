@@ -9,7 +9,7 @@ import { parseArgs } from 'node:util';
 import { sql } from 'kysely';
 import { ingestContexts } from '../server/ingest/context';
 import { ingestBatch, ingestion } from '../server/ingest/service';
-import { ingestKeyWindowFromEnv } from '../server/settings';
+import { ingestKeyWindowFromEnv } from '../server/settings/settings';
 import { openStorage } from '../server/storage/database';
 import { benchTeamIn, newParticipants } from './lib/in-process';
 import { scratchStorage } from './lib/storage';

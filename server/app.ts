@@ -1,7 +1,7 @@
 import express, { type Express } from 'express';
 import type { Logger } from 'pino';
 import { auditRoutes } from './audit/routes';
-import { identifyIn } from './auth/authenticate';
+import { identifyIn } from './auth/identify';
 import { configRoutes } from './config/routes';
 import { teamConfigs } from './config/service';
 import { ConfigStreams } from './config/streams';
@@ -28,7 +28,7 @@ import { ofrepRoutes } from './ofrep/routes';
 import { participantRoutes } from './participants/routes';
 import { resultRoutes } from './results/routes';
 import { rolloutRoutes } from './rollouts/routes';
-import { DEFAULT_SETTINGS, type AppSettings } from './settings';
+import { DEFAULT_SETTINGS, type AppSettings } from './settings/settings';
 import type { Storage } from './storage/database';
 import { loadTeam } from './teams/middleware';
 import { teamRoutes, userRoutes } from './teams/routes';
@@ -37,7 +37,7 @@ import { webhookRoutes } from './webhooks/routes';
 
 /**
  * What the composition root (main.ts) hands the app: its storage and logger, the settings it read
- * once from the environment (server/settings.ts; the documented defaults where not given — the app
+ * once from the environment (server/settings/settings.ts; the documented defaults where not given — the app
  * reads no environment of its own), and the streams it ends at shutdown.
  */
 export interface AppOptions extends Partial<Omit<AppSettings, 'configStreams' | 'ofrepStreams'>> {

@@ -9,7 +9,7 @@ import { sweepAuditLogEvery } from './audit/service';
 import { sweepIngestKeys } from './ingest/keys';
 import { sweepPreExposureActivityEvery } from './ledger/pre-exposure-sweep';
 import { recordAddress, urlOf } from './address';
-import { seconds, settingsFromEnv } from './settings';
+import { seconds, settingsFromEnv } from './settings/settings';
 import { openStorage } from './storage/database';
 import { startWebhookDelivery } from './webhooks/delivery';
 
@@ -20,7 +20,7 @@ import { startWebhookDelivery } from './webhooks/delivery';
  * - KEEP_ALIVE_TIMEOUT_SECONDS (5): an idle keep-alive connection is closed after this;
  * - SHUTDOWN_TIMEOUT_SECONDS (10): after SIGTERM/SIGINT the process exits within this, even if
  *   something hangs (exit code 1 then);
- * and, read with the other settings (server/settings.ts) since the admin CLI honours them too,
+ * and, read with the other settings (server/settings/settings.ts) since the admin CLI honours them too,
  * DATABASE_CONNECT_TIMEOUT_SECONDS and SQLITE_BUSY_TIMEOUT_SECONDS.
  * A slow client (one trickling its head or body) therefore holds a connection at most
  * REQUEST_TIMEOUT_SECONDS; it is answered 408 and disconnected.

@@ -1,7 +1,7 @@
 import { sql } from 'kysely';
 import { ingestContexts } from '../../server/ingest/context';
 import { ingest, ingestion } from '../../server/ingest/service';
-import { ingestKeyWindowFromEnv } from '../../server/settings';
+import { ingestKeyWindowFromEnv } from '../../server/settings/settings';
 import { openStorage, type Storage } from '../../server/storage/database';
 import type { TeamRow } from '../../server/teams/store';
 import type { Environment } from '../lib/environment';

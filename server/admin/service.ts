@@ -3,7 +3,7 @@ import { ADMIN_CLI, record, recordInTeams } from '../audit/service';
 import { hashCredential, kindOf, newCredential } from '../auth/credentials';
 import { findTokenByHash } from '../auth/store';
 import { BadRequest, NotFound } from '../http/errors';
-import type { MemberRole } from '../auth/member-roles';
+import type { MemberRole } from '../../domain/member-roles';
 import type { Db } from '../storage/database';
 import { now } from '../storage/values';
 import { getUser } from '../teams/service';

@@ -1,5 +1,5 @@
 import type { Response } from 'express';
-import type { TeamRow } from '../teams/store';
+import type { TeamRow } from '../storage/schema';
 
 /**
  * Who is calling: a user (API token; `readOnly` when the token was issued read-only) or a team's

@@ -1,7 +1,7 @@
 import { sql } from 'kysely';
 import type { Db } from '../storage/database';
 import { prepared, type Bind } from '../storage/prepared';
-import type { TeamRow } from '../teams/store';
+import type { TeamRow } from '../storage/schema';
 import { sameHash } from './credentials';
 
 // Every authenticated request runs one of these two.

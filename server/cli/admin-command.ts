@@ -1,5 +1,5 @@
 import { createTeam, createToken, revokeAllTokens, revokeToken, rotateIngestKey, setQuota, setRole } from '../admin/service';
-import { isMemberRole, MEMBER_ROLES } from '../auth/member-roles';
+import { isMemberRole, MEMBER_ROLES } from '../../domain/member-roles';
 import { kindOf } from '../auth/credentials';
 import type { Storage } from '../storage/database';
 import { commandLineExit, onStorage, readCommandLine, refusing, type Fail } from './command-line';

@@ -1,6 +1,6 @@
 // `npm run admin -- <command> …`: the operators' command line (server/cli/admin-command.ts).
 import { readFileSync } from 'node:fs';
-import { settingsFromEnv } from '../settings';
+import { settingsFromEnv } from '../settings/settings';
 import { openStorage } from '../storage/database';
 import { runAdmin } from './admin-command';
 

@@ -1,7 +1,7 @@
 // `npm run demo`: a demo team with two weeks of a realistic experiment (server/cli/demo-command.ts).
 import { Presets, SingleBar } from 'cli-progress';
 import { runningServerAt, urlOf } from '../address';
-import { settingsFromEnv } from '../settings';
+import { settingsFromEnv } from '../settings/settings';
 import { openStorage } from '../storage/database';
 import { runDemo } from './demo-command';
 

@@ -1,5 +1,5 @@
 import { Router } from 'express';
-import type { Identify } from '../auth/authenticate';
+import type { Identify } from '../auth/identify';
 import { hashCredential } from '../auth/credentials';
 import { matchesAny } from '../http/conditional';
 import type { Storage } from '../storage/database';

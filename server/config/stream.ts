@@ -1,5 +1,5 @@
 import type { Request, Response } from 'express';
-import type { Identify } from '../auth/authenticate';
+import type { Identify } from '../auth/identify';
 import { HttpError } from '../http/errors';
 import type { Storage } from '../storage/database';
 import { requireTeam } from '../teams/access';

@@ -1,5 +1,5 @@
 import { HttpError, RETRY_AFTER_SECONDS, ServiceUnavailable } from '../http/errors';
-import type { ConfigStreamSettings } from '../settings';
+import type { ConfigStreamSettings } from '../settings/settings';
 
 /** 429: the credential holds as many open config streams as it may. Nothing was opened. */
 export class TooManyStreams extends HttpError {

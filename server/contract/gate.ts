@@ -1,9 +1,9 @@
 import type { Express } from 'express';
 import * as OpenApiValidator from 'express-openapi-validator';
-import { authenticate, type Identify } from '../auth/authenticate';
+import type { Identify } from '../auth/identify';
+import { authenticate } from './authenticate';
 import { contractPath, type ContractDocument } from './document';
-import { bareContentType, jsonBodies, plainQueryOnly, sixDecimals, wellFormedText } from './request-guards';
-import { pageDepthGuard } from '../routes/pagination';
+import { bareContentType, jsonBodies, pageDepthGuard, plainQueryOnly, sixDecimals, wellFormedText } from './request-guards';
 import { knownOperations } from './routing';
 
 export interface GateOptions {

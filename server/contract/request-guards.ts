@@ -2,6 +2,7 @@ import contentType from 'content-type';
 import express, { type RequestHandler } from 'express';
 import { toMicros, VALUE_DECIMALS } from '../../domain/metric';
 import { BadRequest, UnsupportedMediaType } from '../http/errors';
+import { pageRequest } from '../routes/pagination';
 import { operationOf } from './routing';
 
 /** Bytes a body may have: 64 KiB, and 1 MiB for a batch of ingests (up to 500 of them). */
@@ -160,5 +161,11 @@ export const sixDecimals: RequestHandler = (req, res, next) => {
       throw new BadRequest(`${path} ${message}.`, [{ path, message }]);
     }
   }
+  next();
+};
+
+/** The depth bound for every operation with a `page` (the server's and the mock's gate): 400 naming `page`. */
+export const pageDepthGuard: RequestHandler = (req, res, next) => {
+  if (operationOf(res).integerParameters.has('page')) pageRequest(req);
   next();
 };

@@ -1,7 +1,7 @@
 import type { RequestHandler, Response } from 'express';
 import { parameterOf, type ContractDocument } from './document';
 import { MethodNotAllowed, NotFound } from '../http/errors';
-import { isMemberRole, type MemberRole } from '../auth/member-roles';
+import { isMemberRole, type MemberRole } from '../../domain/member-roles';
 
 const METHODS = ['get', 'put', 'post', 'delete', 'patch', 'head', 'options', 'trace'] as const;
 

@@ -1,7 +1,7 @@
 import type { components } from '../../generated/api';
 import { record, type Change } from '../audit/service';
 import { requireConfigFits } from '../config/service';
-import { changingConfig } from '../config/version';
+import { changingConfig } from '../storage/config-version';
 import { toMicros } from '../../domain/metric';
 import { BadRequest, Conflict, NotFound } from '../http/errors';
 import type { PageRequest } from '../routes/pagination';

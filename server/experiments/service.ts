@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import type { components } from '../../generated/api';
 import { record, type Change } from '../audit/service';
 import { largestField, requireConfigFits } from '../config/service';
-import { changingConfig } from '../config/version';
+import { changingConfig } from '../storage/config-version';
 import { CURRENT_HASH_VERSION } from '../../domain/assignment';
 import { rangesOverlap } from '../../domain/exclusion-groups';
 import { DEFAULT_WINDOW_DAYS } from '../../domain/pre-exposure';

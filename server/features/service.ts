@@ -1,7 +1,7 @@
 import type { components } from '../../generated/api';
 import { record, type Change } from '../audit/service';
 import { largestField, requireConfigFits } from '../config/service';
-import { changingConfig } from '../config/version';
+import { changingConfig } from '../storage/config-version';
 import { Conflict, NotFound } from '../http/errors';
 import type { PageRequest } from '../routes/pagination';
 import type { Db } from '../storage/database';

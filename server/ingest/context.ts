@@ -4,7 +4,7 @@ import type { EventRow } from '../events/store';
 import { experimentNotFound, requireExperiment } from '../experiments/service';
 import type { ExperimentRow } from '../experiments/store';
 import { HttpError } from '../http/errors';
-import type { CacheSettings } from '../settings';
+import type { CacheSettings } from '../settings/settings';
 import type { Db } from '../storage/database';
 import type { TeamRow } from '../teams/store';
 import { runningWithVariants, variantsOfMany, type ResolvedVariant } from '../variants/store';

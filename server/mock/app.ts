@@ -1,6 +1,6 @@
 import express, { type Express } from 'express';
 import type { Logger } from 'pino';
-import type { Identify } from '../auth/authenticate';
+import type { Identify } from '../auth/identify';
 import { hashCredential, sameHash } from '../auth/credentials';
 import { loadContract, parameterOf } from '../contract/document';
 import { corsHandler } from '../contract/cors';

@@ -1,6 +1,6 @@
 import { Router, type Request } from 'express';
 import type { components } from '../../generated/api';
-import type { Identify } from '../auth/authenticate';
+import type { Identify } from '../auth/identify';
 import { hashCredential } from '../auth/credentials';
 import { principalOf } from '../auth/principal';
 import { etagOf, reachedTeam, serveTeamStream } from '../config/stream';

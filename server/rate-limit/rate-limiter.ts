@@ -2,7 +2,7 @@ import type { RequestHandler } from 'express';
 // Only its address keys (IPv6 by /56): the counting is ours, a few µs a request instead of ~80.
 import { ipKeyGenerator } from 'express-rate-limit';
 import { hashCredential, kindOf } from '../auth/credentials';
-import type { RateLimitSettings } from '../settings';
+import type { RateLimitSettings } from '../settings/settings';
 import { HttpError } from '../http/errors';
 
 /** 429: the budget of the current window is used up. Nothing of the request was done. */

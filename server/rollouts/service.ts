@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import type { components } from '../../generated/api';
 import { record, type Change } from '../audit/service';
 import { largestField, requireConfigFits } from '../config/service';
-import { changingConfig } from '../config/version';
+import { changingConfig } from '../storage/config-version';
 import * as features from '../features/store';
 import { Conflict, NotFound } from '../http/errors';
 import type { Db } from '../storage/database';

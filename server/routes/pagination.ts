@@ -1,7 +1,6 @@
-import type { Request, RequestHandler } from 'express';
+import type { Request } from 'express';
 import type { components } from '../../generated/api';
 import { BadRequest } from '../http/errors';
-import { operationOf } from '../contract/routing';
 
 type Meta = components['schemas']['PaginationMeta'];
 type Links = components['schemas']['PaginationLinks'];
@@ -45,11 +44,6 @@ export function pageRequest(req: Request): PageRequest {
   return { page, perPage, offset: (page - 1) * perPage };
 }
 
-/** The depth bound for every operation with a `page` (the server's and the mock's gate): 400 naming `page`. */
-export const pageDepthGuard: RequestHandler = (req, res, next) => {
-  if (operationOf(res).integerParameters.has('page')) pageRequest(req);
-  next();
-};
 
 // The validator passes `Infinity` and `1e400` as integers; SQL would not.
 function whole(req: Request, name: string, min: number, max: number, fallback: number): number {

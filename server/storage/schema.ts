@@ -1,6 +1,6 @@
-import type { ColumnType, Generated, Kysely } from 'kysely';
+import type { ColumnType, Generated, Kysely, Selectable } from 'kysely';
 import type { FlagType } from '../../domain/flag-types';
-import type { MemberRole } from '../auth/member-roles';
+import type { MemberRole } from '../../domain/member-roles';
 
 // Timestamps are written as RFC 3339 strings on both engines; PostgreSQL reads them back as Date.
 type Timestamp = ColumnType<Date | string, string, string>;
@@ -8,6 +8,9 @@ type Timestamp = ColumnType<Date | string, string, string>;
 type ExactSum = ColumnType<string | number, string | undefined, string>;
 // SQLite stores booleans as 0/1 (bound so by server/storage/sqlite-statements.ts); PostgreSQL as boolean.
 type Bool = ColumnType<boolean | number, boolean, boolean>;
+
+/** A team as stored: what authentication finds by an ingest key and every team-scoped route loads. */
+export type TeamRow = Selectable<Database['teams']>;
 
 export interface Database {
   users: {

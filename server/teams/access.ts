@@ -1,6 +1,6 @@
-import { actingRole, reaches, RoleRequired, type MemberRole } from '../auth/member-roles';
+import { actingRole, reaches, type MemberRole } from '../../domain/member-roles';
 import type { Principal } from '../auth/principal';
-import { Forbidden, NotFound } from '../http/errors';
+import { Forbidden, HttpError, NotFound } from '../http/errors';
 import type { Db } from '../storage/database';
 import { findTeam, findTeamOfUser, type TeamRow } from './store';
 
@@ -40,4 +40,12 @@ export async function requireTeam(db: Db, principal: Principal, teamId: number, 
 
 function teamNotFound(teamId: number): NotFound {
   return new NotFound(`No team ${teamId}.`);
+}
+
+/** 403 naming the role the operation needs and the one the caller acts with. */
+export class RoleRequired extends HttpError {
+  constructor(needed: MemberRole, acting: MemberRole, readOnly: boolean) {
+    const why = readOnly ? 'this API token is read-only (it acts as viewer)' : `this token's user is ${acting} in the team`;
+    super(403, 'Forbidden', 'role-required', `This operation needs the ${needed} role; ${why}.`);
+  }
 }

@@ -4,7 +4,7 @@ import { BadRequest } from '../http/errors';
 import type { Db } from '../storage/database';
 import { requireMember, type TeamAccess } from './access';
 import { operationOf } from '../contract/routing';
-import type { MemberRole } from '../auth/member-roles';
+import type { MemberRole } from '../../domain/member-roles';
 import type { TeamRow } from './store';
 
 /**

@@ -7,7 +7,7 @@ import { NotFound } from '../http/errors';
 import type { PageRequest } from '../routes/pagination';
 import { listParticipants, toParticipant } from '../participants/store';
 import type { Db } from '../storage/database';
-import { actingRole, type MemberRole } from '../auth/member-roles';
+import { actingRole, type MemberRole } from '../../domain/member-roles';
 import { countsOf, countTeamsOf, findTeamOfUser, listTeamsOf, toTeam, type TeamRow, type TeamSort } from './store';
 
 type Team = components['schemas']['Team'];

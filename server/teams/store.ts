@@ -1,14 +1,13 @@
 import type { components } from '../../generated/api';
 import { countInTeam } from '../storage/counts';
-import type { MemberRole } from '../auth/member-roles';
+import type { MemberRole } from '../../domain/member-roles';
 import type { Db } from '../storage/database';
-import type { Database } from '../storage/schema';
+import type { TeamRow } from '../storage/schema';
 import { iso } from '../storage/values';
 import { quotaMonth } from '../ingest/quota';
-import type { Selectable } from 'kysely';
 
 type Team = components['schemas']['Team'];
-export type TeamRow = Selectable<Database['teams']>;
+export type { TeamRow };
 export type TeamSort = 'id' | '-id' | 'name' | '-name' | 'created_at' | '-created_at';
 
 export async function findTeam(db: Db, teamId: number): Promise<TeamRow | undefined> {

@@ -1,6 +1,6 @@
 import type { components } from '../../generated/api';
 import { record, type Change } from '../audit/service';
-import { changingConfig } from '../config/version';
+import { changingConfig } from '../storage/config-version';
 import { lockedExperiment, requireExperiment } from '../experiments/service';
 import type { ExperimentRow } from '../experiments/store';
 import { Conflict, LimitReached, NotFound } from '../http/errors';

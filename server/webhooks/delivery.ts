@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { Logger } from 'pino';
-import type { WebhookSettings } from '../settings';
+import type { WebhookSettings } from '../settings/settings';
 import type { Db } from '../storage/schema';
 import { iso, now } from '../storage/values';
 import * as deliveries from './deliveries-store';

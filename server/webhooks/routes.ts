@@ -1,7 +1,7 @@
 import { Router, type Request } from 'express';
 import { changeOf } from '../audit/routes';
 import { BadRequest } from '../http/errors';
-import type { WebhookSettings } from '../settings';
+import type { WebhookSettings } from '../settings/settings';
 import type { Storage } from '../storage/database';
 import { teamOf } from '../teams/middleware';
 import * as service from './service';

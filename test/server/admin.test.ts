@@ -8,7 +8,7 @@ import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { createToken } from '../../server/admin/service';
 import { runAdmin } from '../../server/cli/admin-command';
-import { settingsFromEnv } from '../../server/settings';
+import { settingsFromEnv } from '../../server/settings/settings';
 import { openStorage } from '../../server/storage/database';
 import { BUILT_ADMIN } from '../support/build';
 import { engines, useServer } from '../support/engines';

@@ -1,7 +1,7 @@
 // Credential lookups of one turn of the event loop go in one query on PostgreSQL (auth/lookups.ts).
 import { afterEach, describe, expect, it } from 'vitest';
 import { createTeam } from '../../server/admin/service';
-import { identifyIn } from '../../server/auth/authenticate';
+import { identifyIn } from '../../server/auth/identify';
 import { batchedLookup } from '../../server/auth/lookups';
 import { openStorage } from '../../server/storage/database';
 import { engines } from '../support/engines';

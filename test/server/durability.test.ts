@@ -1,7 +1,7 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { runAdmin } from '../../server/cli/admin-command';
 import { openStorage, type Storage } from '../../server/storage/database';
-import { settingsFromEnv } from '../../server/settings';
+import { settingsFromEnv } from '../../server/settings/settings';
 import { engines } from '../support/engines';
 import {
   createTeamAt,

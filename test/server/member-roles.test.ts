@@ -1,7 +1,7 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { createApiClient } from 'experimentation-api';
 import { createToken, setRole } from '../../server/admin/service';
-import { MEMBER_ROLES, reaches, type MemberRole } from '../../server/auth/member-roles';
+import { MEMBER_ROLES, reaches, type MemberRole } from '../../domain/member-roles';
 import { operations, pathExamples, pathOf, type ContractOperation } from '../support/contract-operations';
 import { engines, useServer } from '../support/engines';
 import { bodyOrFirstMessage } from '../support/event-stream';

@@ -3,7 +3,7 @@ import { readFileSync } from 'node:fs';
 import { request as httpRequest, type IncomingHttpHeaders } from 'node:http';
 import { fileURLToPath } from 'node:url';
 import { beforeAll, describe, expect, it } from 'vitest';
-import type { RateLimitSettings } from '../../server/settings';
+import type { RateLimitSettings } from '../../server/settings/settings';
 import { useApp } from '../support/app';
 import { engines, useServer } from '../support/engines';
 import type { TestTeam } from '../support/server';

@@ -9,7 +9,7 @@ import { describe, expect, it } from 'vitest';
 import { ADMIN_CLI } from '../../server/audit/service';
 import { ingestContexts } from '../../server/ingest/context';
 import { ingest, ingestion } from '../../server/ingest/service';
-import { ingestKeyWindowFromEnv } from '../../server/settings';
+import { ingestKeyWindowFromEnv } from '../../server/settings/settings';
 import { unenrol } from '../../server/participants/service';
 import { findTeam } from '../../server/teams/store';
 import { engines, useServer } from '../support/engines';

@@ -2,7 +2,7 @@ import { Kysely, PostgresDialect, sql } from 'kysely';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ingestContexts } from '../../server/ingest/context';
 import { ingestBatch, ingestion } from '../../server/ingest/service';
-import { ingestKeyWindowFromEnv } from '../../server/settings';
+import { ingestKeyWindowFromEnv } from '../../server/settings/settings';
 import { preparingStatements } from '../../server/storage/postgres-statements';
 import type { Database } from '../../server/storage/schema';
 import { findTeam } from '../../server/teams/store';

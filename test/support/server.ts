@@ -3,7 +3,7 @@ import { pino } from 'pino';
 import { createApiClient } from 'experimentation-api';
 import { createTeam } from '../../server/admin/service';
 import { createApp } from '../../server/app';
-import { settingsFromEnv } from '../../server/settings';
+import { settingsFromEnv } from '../../server/settings/settings';
 import type { Engine } from '../../server/storage/engine';
 import { openStorage, type Storage } from '../../server/storage/database';
 import { freshStorage } from './process';

@@ -4,7 +4,7 @@ import { pino } from 'pino';
 import { createApiClient } from 'experimentation-api';
 import { createTeam } from '../../server/admin/service';
 import { createApp } from '../../server/app';
-import type { WebhookSettings } from '../../server/settings';
+import type { WebhookSettings } from '../../server/settings/settings';
 import { openStorage, type Storage } from '../../server/storage/database';
 import type { Engine } from '../../server/storage/engine';
 import { startWebhookDelivery, type WebhookDelivery } from '../../server/webhooks/delivery';

@@ -1,5 +1,4 @@
-import type { components } from '../../generated/api';
-import { HttpError } from '../http/errors';
+import type { components } from '../generated/api';
 
 /** What a member may do in a team: viewer < editor < admin (the contract's MemberRole). */
 export type MemberRole = components['schemas']['MemberRole'];
@@ -17,12 +16,4 @@ export function actingRole(role: MemberRole, readOnly: boolean): MemberRole {
 
 export function reaches(role: MemberRole, needed: MemberRole): boolean {
   return MEMBER_ROLES.indexOf(role) >= MEMBER_ROLES.indexOf(needed);
-}
-
-/** 403 naming the role the operation needs and the one the caller acts with. */
-export class RoleRequired extends HttpError {
-  constructor(needed: MemberRole, acting: MemberRole, readOnly: boolean) {
-    const why = readOnly ? 'this API token is read-only (it acts as viewer)' : `this token's user is ${acting} in the team`;
-    super(403, 'Forbidden', 'role-required', `This operation needs the ${needed} role; ${why}.`);
-  }
 }

@@ -1,6 +1,6 @@
-import type { Db } from '../storage/database';
-import { teamWrite } from '../storage/team-lock';
-import { signalsOf } from '../storage/team-signals';
+import type { Db } from './database';
+import { teamWrite } from './team-lock';
+import { signalsOf } from './team-signals';
 
 /**
  * Runs a change to what a team's config holds (its experiments, their variants and goal events,
