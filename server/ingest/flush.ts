@@ -10,7 +10,7 @@ import { requireVariant } from '../variants/service';
 import { contextAt, eventOf, experimentOf, variantsIn, type IngestContext, type IngestContexts } from './context';
 import { keyCutoff, KeyedItems } from './keys';
 import { admission, carriedValue, givenParticipant, planChange, statesOf, type PlanBase, type ResolvedIngest } from './plan';
-import { quotaMonth } from './quota';
+import { quotaMonth } from '../teams/quota';
 import { snapshotOf, stillHolds, type Snapshot } from './snapshot-check';
 
 type IngestRequest = components['schemas']['IngestRequest'];

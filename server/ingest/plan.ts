@@ -14,7 +14,7 @@ import { toParticipant, type ParticipantInput, type ParticipantRow } from '../pa
 import { exact } from '../storage/exact-sums';
 import type { TeamRow } from '../teams/store';
 import type { ResolvedVariant } from '../variants/store';
-import { quotaMonth } from './quota';
+import { quotaMonth } from '../teams/quota';
 
 type IngestRequest = components['schemas']['IngestRequest'];
 type IngestOutcome = components['schemas']['IngestOutcome'];

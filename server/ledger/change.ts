@@ -1,7 +1,7 @@
 import type { MetricType } from '../../domain/metric';
 import type { DayActivity } from '../../domain/pre-exposure';
 import type { EnrolmentRow } from '../enrolments/store';
-import type { ParticipantRow } from '../participants/store';
+import type { ParticipantRow } from '../storage/schema';
 
 /**
  * What participants did, as data: the change an ingest flush, an unenrolment or a participant's

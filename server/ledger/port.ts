@@ -1,6 +1,6 @@
 import type { MetricType } from '../../domain/metric';
 import type { EnrolmentRow } from '../enrolments/store';
-import type { ParticipantRow } from '../participants/store';
+import type { ParticipantRow } from '../storage/schema';
 import type { Db } from '../storage/database';
 import type { LedgerChange } from './change';
 

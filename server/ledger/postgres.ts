@@ -1,7 +1,7 @@
 import { CompiledQuery, sql } from 'kysely';
 import type { MetricType } from '../../domain/metric';
 import type { EnrolmentRow } from '../enrolments/store';
-import type { ParticipantRow } from '../participants/store';
+import type { ParticipantRow } from '../storage/schema';
 import { teamLock } from '../storage/team-lock';
 import { iso, utcDay } from '../storage/values';
 import { inOneRoundTrip } from '../storage/postgres-pipeline';

@@ -1,7 +1,7 @@
 import type { MetricType } from '../../domain/metric';
 import type { EnrolmentRow } from '../enrolments/store';
-import { quotaMonth } from '../ingest/quota';
-import type { ParticipantRow } from '../participants/store';
+import { quotaMonth } from '../teams/quota';
+import type { ParticipantRow } from '../storage/schema';
 import type { Db } from '../storage/database';
 import { exact } from '../storage/exact-sums';
 import { now } from '../storage/values';

@@ -1,5 +1,5 @@
 import { CompiledQuery, sql } from 'kysely';
-import type { ParticipantRow } from '../participants/store';
+import type { ParticipantRow } from '../storage/schema';
 import type { Db } from '../storage/database';
 import { utcDay } from '../storage/values';
 import { participantKey, type LedgerChange } from './change';

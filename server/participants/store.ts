@@ -1,12 +1,11 @@
-import type { Selectable } from 'kysely';
 import type { components } from '../../generated/api';
 import type { Db } from '../storage/database';
-import type { Database } from '../storage/schema';
+import type { ParticipantRow } from '../storage/schema';
 import { iso } from '../storage/values';
 
 type Participant = components['schemas']['Participant'];
 type Attributes = components['schemas']['Attributes'];
-export type ParticipantRow = Selectable<Database['participants']>;
+export type { ParticipantRow };
 
 export interface ParticipantInput {
   key: string;

@@ -11,6 +11,8 @@ type Bool = ColumnType<boolean | number, boolean, boolean>;
 
 /** A team as stored: what authentication finds by an ingest key and every team-scoped route loads. */
 export type TeamRow = Selectable<Database['teams']>;
+/** A participant as stored: what the ledger writes and the participants' routes read. */
+export type ParticipantRow = Selectable<Database['participants']>;
 
 export interface Database {
   users: {

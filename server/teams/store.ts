@@ -4,7 +4,7 @@ import type { MemberRole } from '../../domain/member-roles';
 import type { Db } from '../storage/database';
 import type { TeamRow } from '../storage/schema';
 import { iso } from '../storage/values';
-import { quotaMonth } from '../ingest/quota';
+import { quotaMonth } from './quota';
 
 type Team = components['schemas']['Team'];
 export type { TeamRow };
