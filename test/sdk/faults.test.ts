@@ -8,7 +8,8 @@ import BetterSqlite3 from 'better-sqlite3';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createClient, type ClientOptions, type SdkError } from 'experimentation-api/sdk';
 import { engines } from '../support/engines';
-import { clientsOf, createTeamAt, freshStorage, kill, startChild, stopAllChildren, stopChild, type ChildServer, type ProcessTeam } from '../support/process';
+import { clientsOf, createTeamAt, kill, startChild, stopAllChildren, stopChild, type ChildServer, type ProcessTeam } from '../support/process';
+import { freshStorage } from '../support/storage';
 import { arrangeCheckout, EVENT, expectedStatistics, EXPERIMENT, FLAG, note, servedStatistics, type Journal } from '../support/sdk';
 
 /** The SDK's base URL; requests to it go to whichever server process is current. */

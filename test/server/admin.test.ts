@@ -12,7 +12,7 @@ import { settingsFromEnv } from '../../server/settings/settings';
 import { openStorage } from '../../server/storage/database';
 import { BUILT_ADMIN } from '../support/build';
 import { engines, useServer } from '../support/engines';
-import { freshStorage } from '../support/process';
+import { freshStorage } from '../support/storage';
 
 /**
  * The admin CLI on the storage of a running server (the server's DATA_DIR for SQLite, its scratch

@@ -3,7 +3,8 @@ import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { LISTENER_NAME } from '../../server/storage/postgres-listener';
 import { engines, useServer } from '../support/engines';
 import { openConfigStream, type StreamReader } from '../support/event-stream';
-import { createTeamAt, clientsOf, freshStorage, startChild, stopAllChildren } from '../support/process';
+import { createTeamAt, clientsOf, startChild, stopAllChildren } from '../support/process';
+import { freshStorage } from '../support/storage';
 import { expectProblem } from '../support/problems';
 import type { TestTeam } from '../support/server';
 

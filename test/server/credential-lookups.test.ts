@@ -3,9 +3,8 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { createTeam } from '../../server/admin/service';
 import { identifyIn } from '../../server/auth/identify';
 import { batchedLookup } from '../../server/auth/lookups';
-import { openStorage } from '../../server/storage/database';
 import { engines } from '../support/engines';
-import { freshStorage } from '../support/process';
+import { freshStorage, openStorageAt } from '../support/storage';
 
 describe('credential lookups in batches', () => {
   it('when lookups are asked in one turn, then one call looks up their distinct hashes and each gets its own row; a later turn makes a batch of its own', async () => {
@@ -49,7 +48,7 @@ describe('credential lookups in batches', () => {
       // Arrange
       const { storageEnv, cleanup } = await freshStorage('postgres');
       const queries: string[] = [];
-      const storage = await openStorage({ dataDir: '', databaseUrl: storageEnv.DATABASE_URL, log: (event) => void queries.push(event.query.sql) });
+      const storage = await openStorageAt(storageEnv, { log: (event) => void queries.push(event.query.sql) });
       cleanups.push(cleanup, () => storage.close());
       const one = await createTeam(storage.db, { name: 'One', email: `one-${Date.now()}@example.com` });
       const two = await createTeam(storage.db, { name: 'Two', email: `two-${Date.now()}@example.com` });

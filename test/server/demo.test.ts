@@ -7,10 +7,10 @@ import { createApiClient, type components } from 'experimentation-api';
 import { createApp } from '../../server/app';
 import { runDemo, type DemoIo } from '../../server/cli/demo-command';
 import { assignVariant } from '../../domain/assignment';
-import { openStorage, type Storage } from '../../server/storage/database';
+import type { Storage } from '../../server/storage/database';
 import { engines } from '../support/engines';
 import { listen } from '../support/app';
-import { freshStorage, type StorageEnv } from '../support/process';
+import { freshStorage, openStorageAt, type StorageEnv } from '../support/storage';
 
 type ExperimentResults = components['schemas']['ExperimentResults'];
 
@@ -34,7 +34,7 @@ describe.each(engines)('npm run demo on %s', (engine) => {
 
   beforeAll(async () => {
     ({ storageEnv, cleanup } = await freshStorage(engine));
-    storage = await openStorage({ dataDir: storageEnv.DATA_DIR ?? '', databaseUrl: storageEnv.DATABASE_URL });
+    storage = await openStorageAt(storageEnv);
     server = await listen(createApp({ storage, logger: pino({ level: 'silent' }), validateResponses: true }));
   });
   afterAll(async () => {
@@ -50,7 +50,7 @@ describe.each(engines)('npm run demo on %s', (engine) => {
     const io: DemoIo = {
       out: (text) => void out.push(text),
       err: (text) => void out.push(text),
-      open: () => openStorage({ dataDir: storageEnv.DATA_DIR ?? '', databaseUrl: storageEnv.DATABASE_URL }),
+      open: () => openStorageAt(storageEnv),
       baseUrl: 'http://127.0.0.1:3000',
       progress: (total) => ({ update: (done) => void progress.push(done / total), stop: () => undefined }),
       random: seeded(42),

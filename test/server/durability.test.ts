@@ -6,7 +6,6 @@ import { engines } from '../support/engines';
 import {
   createTeamAt,
   expectStored,
-  freshStorage,
   ingestOnce,
   kill,
   runningExperiment,
@@ -16,6 +15,7 @@ import {
   type ChildServer,
   type Ledger,
 } from '../support/process';
+import { freshStorage } from '../support/storage';
 
 /**
  * What each test here proves. A SIGKILL (below) proves that nothing is acknowledged before its

@@ -4,7 +4,8 @@ import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createApiClient, type components } from 'experimentation-api';
 import { engines, useServer } from '../support/engines';
-import { clientsOf, createTeamAt, freshStorage, sleep, startChild, stopAllChildren, type StorageEnv } from '../support/process';
+import { clientsOf, createTeamAt, sleep, startChild, stopAllChildren } from '../support/process';
+import { freshStorage, type StorageEnv } from '../support/storage';
 import { expectProblem } from '../support/problems';
 import type { TestTeam } from '../support/server';
 

@@ -8,7 +8,8 @@ import type { components } from 'experimentation-api';
 import { setQuota } from '../../server/admin/service';
 import { engines, useServer } from '../support/engines';
 import { createExperiment, ingestOk, inParallel } from '../support/fixtures';
-import { clientsOf, createTeamAt, openStorageAt, runningExperiment, startChild, stopChild, type ChildServer } from '../support/process';
+import { clientsOf, createTeamAt, runningExperiment, startChild, stopChild, type ChildServer } from '../support/process';
+import { openStorageAt } from '../support/storage';
 import type { Client, TestTeam } from '../support/server';
 import type { Storage } from '../../server/storage/database';
 

@@ -13,7 +13,6 @@ import {
   createTeamAt,
   expectStored,
   freePort,
-  freshStorage,
   ingestOnce,
   runningExperiment,
   sleep,
@@ -24,6 +23,7 @@ import {
   type ProcessTeam,
   type Sent,
 } from '../support/process';
+import { freshStorage } from '../support/storage';
 
 const run = promisify(execFile);
 const CLIENTS = 16;

@@ -6,7 +6,8 @@ import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, describe, expect, it } from 'vitest';
-import { freshStorage, startChild, stopAllChildren } from '../support/process';
+import { startChild, stopAllChildren } from '../support/process';
+import { freshStorage } from '../support/storage';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
 const contract = JSON.parse(readFileSync(`${root}generated/openapi.json`, 'utf8')) as { info: { description: string } };

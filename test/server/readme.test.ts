@@ -9,7 +9,8 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, describe, expect, it } from 'vitest';
-import { createTeamAt, freePort, freshStorage, startChild, stopAllChildren } from '../support/process';
+import { createTeamAt, freePort, startChild, stopAllChildren } from '../support/process';
+import { freshStorage } from '../support/storage';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
 const readme = readFileSync(join(root, 'README.md'), 'utf8');

@@ -4,9 +4,7 @@ import { engines } from '../support/engines';
 import {
   createTeamAt,
   expectStored,
-  freshStorage,
   ingestOnce,
-  openStorageAt,
   runningExperiment,
   sleep,
   startChild,
@@ -15,8 +13,8 @@ import {
   type Ledger,
   type ProcessTeam,
   type Sent,
-  type StorageEnv,
 } from '../support/process';
+import { freshStorage, openStorageAt, type StorageEnv } from '../support/storage';
 
 const CLIENTS = 24;
 const SHUTDOWN_TIMEOUT_SECONDS = 5;

@@ -1,7 +1,8 @@
 import { connect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { engines } from '../support/engines';
-import { createTeamAt, freshStorage, openStorageAt, startChild, stopAllChildren, type ChildServer, type ProcessTeam, type StorageEnv } from '../support/process';
+import { createTeamAt, startChild, stopAllChildren, type ChildServer, type ProcessTeam } from '../support/process';
+import { freshStorage, openStorageAt, type StorageEnv } from '../support/storage';
 
 /** Short timeouts for the test (the defaults are 10 s, 30 s and 5 s). */
 const HEADERS_TIMEOUT_MS = 1000;

@@ -2,7 +2,8 @@
 // at the composition root): a process killed mid-delivery, and two processes on one PostgreSQL.
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { engines } from '../support/engines';
-import { clientsOf, createTeamAt, freshStorage, kill, startChild, stopAllChildren, type StorageEnv } from '../support/process';
+import { clientsOf, createTeamAt, kill, startChild, stopAllChildren } from '../support/process';
+import { freshStorage, type StorageEnv } from '../support/storage';
 import { startReceiver, until, type Receiver } from '../support/webhooks';
 
 const QUICK = { WEBHOOK_ALLOW_PRIVATE_ADDRESSES: 'true', WEBHOOK_TIMEOUT_SECONDS: '2', WEBHOOK_RETRY_BASE_SECONDS: '0.1', WEBHOOK_RETRY_MAX_SECONDS: '0.5', WEBHOOK_POLL_SECONDS: '0.05' };

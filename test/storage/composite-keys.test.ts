@@ -3,7 +3,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { createApiClient } from 'experimentation-api';
 import { createTeam } from '../../server/admin/service';
 import { migrationsOf, type Storage } from '../../server/storage/database';
-import type { StorageEnv } from '../support/process';
+import type { StorageEnv } from '../support/storage';
 import { serveFreshOr } from '../support/served-storage';
 
 /**

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { engines } from '../support/engines';
-import { freshStorage, startChild, stopChild, type ChildServer } from '../support/process';
+import { startChild, stopChild, type ChildServer } from '../support/process';
+import { freshStorage } from '../support/storage';
 
 /**
  * Several servers started at once on fresh storage (a deployment's replicas, or a restart of

@@ -5,7 +5,7 @@ import { createTeam } from '../../server/admin/service';
 import { migrationsOf, type Storage } from '../../server/storage/database';
 import type { Engine } from '../../server/storage/engine';
 import { engines } from '../support/engines';
-import type { StorageEnv } from '../support/process';
+import type { StorageEnv } from '../support/storage';
 import { serveFreshOr } from '../support/served-storage';
 
 const COUNTERS = ['variant_event_counts', 'daily_variant_counts', 'daily_variant_event_counts'] as const;

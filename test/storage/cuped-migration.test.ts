@@ -4,7 +4,7 @@ import { createApiClient } from 'experimentation-api';
 import { createTeam } from '../../server/admin/service';
 import { migrationsOf, type Storage } from '../../server/storage/database';
 import { engines } from '../support/engines';
-import { freshStorage, type StorageEnv } from '../support/process';
+import { freshStorage, type StorageEnv } from '../support/storage';
 import { serveStorage } from '../support/served-storage';
 
 /** Migration 022 adds CUPED's storage (the window, Σx/Σx²/Σxy, pre-exposure activity, frozen covariates) and takes it away again. */

@@ -4,7 +4,7 @@ import { createApiClient } from 'experimentation-api';
 import { createTeam } from '../../server/admin/service';
 import { migrationsOf } from '../../server/storage/database';
 import { engines } from '../support/engines';
-import { freshStorage, type StorageEnv } from '../support/process';
+import { freshStorage, type StorageEnv } from '../support/storage';
 import { serveStorage } from '../support/served-storage';
 
 /** Storage that held conversions before migration 007: upgraded, Σy and Σy² are those of the stored counts. */

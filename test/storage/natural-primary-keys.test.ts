@@ -10,7 +10,7 @@ import type { Database } from '../../server/storage/schema';
 import { engines } from '../support/engines';
 import { enrolledTeam } from '../support/enrolled-team';
 import { poolOfOne } from '../support/pools';
-import type { StorageEnv } from '../support/process';
+import type { StorageEnv } from '../support/storage';
 import { serveFreshOr } from '../support/served-storage';
 
 /**

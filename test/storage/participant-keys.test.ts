@@ -4,7 +4,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { migrationsOf, type Storage } from '../../server/storage/database';
 import { engines } from '../support/engines';
 import { enrolledTeam } from '../support/enrolled-team';
-import type { StorageEnv } from '../support/process';
+import type { StorageEnv } from '../support/storage';
 import { serveFreshOr } from '../support/served-storage';
 
 /**

@@ -1,14 +1,14 @@
 import { CompiledQuery, Kysely, PostgresDialect, sql } from 'kysely';
 import pg from 'pg';
 import { afterEach, describe, expect, it } from 'vitest';
-import { openStorage, type Storage } from '../../server/storage/database';
+import type { Storage } from '../../server/storage/database';
 import { ASSUMPTION_CHANGED } from '../../server/storage/sql-states';
 import { inOneRoundTrip } from '../../server/storage/postgres-pipeline';
 import { preparingStatements } from '../../server/storage/postgres-statements';
 import type { Database } from '../../server/storage/schema';
 import { engines } from '../support/engines';
 import { poolOfOne } from '../support/pools';
-import { freshStorage } from '../support/process';
+import { freshStorage, openStorageAt } from '../support/storage';
 
 /** Statements sent together (storage/postgres-pipeline.ts): one message, values as literals, statements prepared once per connection. */
 describe.runIf(engines.includes('postgres'))('pipelines on postgres', () => {
@@ -19,7 +19,7 @@ describe.runIf(engines.includes('postgres'))('pipelines on postgres', () => {
 
   async function storage(poolSize = 10): Promise<Storage> {
     const { storageEnv, cleanup } = await freshStorage('postgres');
-    const opened = await openStorage({ dataDir: '', databaseUrl: storageEnv.DATABASE_URL, poolSize });
+    const opened = await openStorageAt(storageEnv, { poolSize });
     cleanups.push(cleanup, () => opened.close());
     return opened;
   }
@@ -125,7 +125,7 @@ describe.runIf(engines.includes('postgres'))('pipelines on postgres', () => {
   it("when a flush's check of what it assumed fails after the message's PREPAREs, then the connection is kept with them, still in its transaction at the savepoint and holding its lock", async () => {
     // Arrange
     const { storageEnv, cleanup } = await freshStorage('postgres');
-    const opened = await openStorage({ dataDir: '', databaseUrl: storageEnv.DATABASE_URL, poolSize: 1 });
+    const opened = await openStorageAt(storageEnv, { poolSize: 1 });
     const { db } = opened;
     const other = new pg.Client({ connectionString: storageEnv.DATABASE_URL });
     await other.connect();

@@ -1,7 +1,7 @@
 import { sql } from 'kysely';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Storage } from '../../server/storage/database';
-import { freshStorage, openStorageAt } from '../support/process';
+import { freshStorage, openStorageAt } from '../support/storage';
 
 /** PostgreSQL plans a statement with parameters once per connection, not at every run. */
 describe('statements on postgres', () => {

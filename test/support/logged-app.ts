@@ -1,6 +1,7 @@
 import type { CompiledQuery } from 'kysely';
 import { afterAll, beforeAll } from 'vitest';
-import { openStorage, type Storage } from '../../server/storage/database';
+import type { Storage } from '../../server/storage/database';
+import { openStorageAt } from './storage';
 import type { AppOptions } from '../../server/app';
 import { useApp } from './app';
 import type { TestServer } from './server';
@@ -12,10 +13,7 @@ export function useLoggedApp(server: () => TestServer, options: Partial<AppOptio
   const hook = { onStatement: (_query: CompiledQuery) => {} };
   let logged: Storage | undefined;
   beforeAll(async () => {
-    const { DATA_DIR, DATABASE_URL } = server().storageEnv;
-    logged = await openStorage({
-      dataDir: DATA_DIR ?? '',
-      databaseUrl: DATABASE_URL,
+    logged = await openStorageAt(server().storageEnv, {
       log: (event) => {
         statements.push(event.query);
         hook.onStatement(event.query);

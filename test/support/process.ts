@@ -1,15 +1,10 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createApiClient } from 'experimentation-api';
 import { createTeam } from '../../server/admin/service';
-import { openStorage, type Storage } from '../../server/storage/database';
-import type { Engine } from '../../server/storage/engine';
 import { BUILT_SERVER } from './build';
-import { createScratchDatabase } from './postgres';
+import { openStorageAt, type StorageEnv } from './storage';
 
 /**
  * The real server as a child process (`node dist/test-build/main.mjs`: server/main.ts compiled
@@ -17,9 +12,6 @@ import { createScratchDatabase } from './postgres';
  */
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
-
-/** Where a server's storage lives: `DATA_DIR` (SQLite) or `DATABASE_URL` (PostgreSQL). */
-export type StorageEnv = Record<string, string>;
 
 export interface ChildServer {
   child: ChildProcess;
@@ -41,16 +33,6 @@ export interface Exit {
 }
 
 const children = new Set<ChildServer>();
-
-/** A fresh, empty storage for one test: a temporary DATA_DIR, or a scratch PostgreSQL database. */
-export async function freshStorage(engine: Engine): Promise<{ storageEnv: StorageEnv; cleanup: () => Promise<void> }> {
-  if (engine === 'postgres') {
-    const database = await createScratchDatabase();
-    return { storageEnv: { DATABASE_URL: database.url }, cleanup: database.drop };
-  }
-  const dataDir = mkdtempSync(join(tmpdir(), 'experimentation-process-'));
-  return { storageEnv: { DATA_DIR: dataDir }, cleanup: async () => rmSync(dataDir, { recursive: true, force: true }) };
-}
 
 /** A port nobody listens on right now. */
 export async function freePort(): Promise<number> {
@@ -144,11 +126,6 @@ export async function stopChild(server: ChildServer, graceMs = 5000): Promise<vo
 /** Stops every child a test left running (afterAll / afterEach). */
 export async function stopAllChildren(): Promise<void> {
   await Promise.all([...children].map((server) => stopChild(server)));
-}
-
-/** Opens the same storage the child uses (SQLite may be shared with a running server: WAL, busy_timeout, BEGIN IMMEDIATE). */
-export async function openStorageAt(storageEnv: StorageEnv): Promise<Storage> {
-  return openStorage({ dataDir: storageEnv.DATA_DIR ?? '', databaseUrl: storageEnv.DATABASE_URL || undefined });
 }
 
 export interface ProcessTeam {

@@ -1,9 +1,9 @@
 import { pino } from 'pino';
 import { createApp } from '../../server/app';
-import { openStorage, type Storage } from '../../server/storage/database';
+import type { Storage } from '../../server/storage/database';
 import { listen } from './app';
 import type { Engine } from '../../server/storage/engine';
-import { freshStorage, type StorageEnv } from './process';
+import { freshStorage, openStorageAt, type StorageEnv } from './storage';
 
 /**
  * Opens the storage (migrating it to the latest) and serves it in this process, for tests that
@@ -11,7 +11,7 @@ import { freshStorage, type StorageEnv } from './process';
  * query on one); the closes are pushed onto `cleanups`.
  */
 export async function serveStorage(storageEnv: StorageEnv, cleanups: Array<() => Promise<void>>, poolSize?: number): Promise<{ storage: Storage; baseUrl: string }> {
-  const storage = await openStorage({ dataDir: storageEnv.DATA_DIR ?? '', databaseUrl: storageEnv.DATABASE_URL, poolSize });
+  const storage = await openStorageAt(storageEnv, { poolSize });
   const server = await listen(createApp({ storage, logger: pino({ level: 'silent' }), validateResponses: true }));
   cleanups.push(() => storage.close(), () => server.close());
   return { storage, baseUrl: server.baseUrl };

@@ -5,8 +5,8 @@ import { createTeam } from '../../server/admin/service';
 import { createApp } from '../../server/app';
 import { settingsFromEnv } from '../../server/settings/settings';
 import type { Engine } from '../../server/storage/engine';
-import { openStorage, type Storage } from '../../server/storage/database';
-import { freshStorage } from './process';
+import type { Storage } from '../../server/storage/database';
+import { freshStorage, openStorageAt } from './storage';
 import { keepIdleConnectionsLonger } from './app';
 
 export type Client = ReturnType<typeof createApiClient>;
@@ -39,7 +39,7 @@ let teams = 0;
 export async function startServer(engine: Engine): Promise<TestServer> {
   const { storageEnv, cleanup } = await freshStorage(engine);
   // A loaded machine can take PostgreSQL past the service's 5 s to start a backend: the tests wait longer.
-  const storage = await openStorage({ dataDir: storageEnv.DATA_DIR ?? '', databaseUrl: storageEnv.DATABASE_URL, connectTimeoutMs: 60_000 });
+  const storage = await openStorageAt(storageEnv, { connectTimeoutMs: 60_000 });
   // The tests' composition root: settings from the environment, as main.ts reads them (the streams' bounds are the defaults).
   const { configStreams: _, ofrepStreams: __, ...settings } = settingsFromEnv();
   const app = createApp({ ...settings, storage, logger: pino({ level: 'silent' }), validateResponses: true });

@@ -5,11 +5,11 @@ import { createApiClient } from 'experimentation-api';
 import { createTeam } from '../../server/admin/service';
 import { createApp } from '../../server/app';
 import type { WebhookSettings } from '../../server/settings/settings';
-import { openStorage, type Storage } from '../../server/storage/database';
+import type { Storage } from '../../server/storage/database';
 import type { Engine } from '../../server/storage/engine';
 import { startWebhookDelivery, type WebhookDelivery } from '../../server/webhooks/delivery';
 import { listen } from './app';
-import { freshStorage, type StorageEnv } from './process';
+import { freshStorage, openStorageAt, type StorageEnv } from './storage';
 import type { TestTeam } from './server';
 
 export interface Received {
@@ -82,7 +82,7 @@ let teams = 0;
 /** The real server on a real port with the delivery worker running, as main.ts composes them, on fresh storage. */
 export async function startWebhookServer(engine: Engine, settings: WebhookSettings = QUICK, options: { worker?: WebhookSettings | false } = {}): Promise<WebhookServer> {
   const { storageEnv, cleanup } = await freshStorage(engine);
-  const storage = await openStorage({ dataDir: storageEnv.DATA_DIR ?? '', databaseUrl: storageEnv.DATABASE_URL });
+  const storage = await openStorageAt(storageEnv);
   const logger = pino({ level: 'silent' });
   const listening = await listen(createApp({ storage, logger, validateResponses: true, webhooks: settings }));
   const workerSettings = options.worker ?? settings;
