@@ -5,7 +5,7 @@ import type { Browser, Locator, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { engines, useServer } from '../support/engines';
 import { hasChromium, launch, signIn, watchedPage } from '../support/console';
-import type { TestTeam } from '../support/server';
+import type { TestTeam } from '../support/team';
 
 /** The problem shown under a field, once the form's answer has come. */
 async function problemAt(scope: Locator, path: string): Promise<string> {

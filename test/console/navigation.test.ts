@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTeam } from '../../server/admin/service';
 import { engines, useServer } from '../support/engines';
 import { hasChromium, launch, signIn, watchedPage } from '../support/console';
-import type { TestTeam } from '../support/server';
+import type { TestTeam } from '../support/team';
 
 /** Presses Tab until the element has the focus, as a keyboard user reaches it; fails past 200 presses. */
 async function tabTo(page: Page, target: Locator): Promise<void> {

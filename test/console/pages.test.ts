@@ -12,7 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { setQuota } from '../../server/admin/service';
 import { expectAccessible, hasChromium, launch, overflows, signIn, watchedPage } from '../support/console';
 import { engines, useServer } from '../support/engines';
-import type { TestTeam } from '../support/server';
+import type { TestTeam } from '../support/team';
 
 const SCRIPT = '<script>alert("stored")</script><img src=x onerror=alert(1)>';
 const shots = process.env.CONSOLE_SCREENSHOTS === '1' ? fileURLToPath(new URL('../../docs/console/', import.meta.url)) : `${mkdtempSync(join(tmpdir(), 'console-shots-'))}/`;

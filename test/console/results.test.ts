@@ -9,7 +9,7 @@ import type { components } from 'experimentation-api';
 import { setClock } from '../../server/storage/values';
 import { expectAccessible, hasChromium, launch, overflows, signIn, watchedPage } from '../support/console';
 import { engines, useServer } from '../support/engines';
-import type { TestTeam } from '../support/server';
+import type { TestTeam } from '../support/team';
 
 type ExperimentResults = components['schemas']['ExperimentResults'];
 type IngestRequest = components['schemas']['IngestRequest'];

@@ -2,7 +2,8 @@
 // example names one of its resources, and one case sent as it goes on the wire.
 import { request as httpRequest, type Agent, type IncomingHttpHeaders } from 'node:http';
 import { expect } from 'vitest';
-import type { TestServer, TestTeam } from '../support/server';
+import type { TestServer } from '../support/server';
+import type { TestTeam } from '../support/team';
 import type { Fixture, WireRequest } from './cases';
 import { operations, type Operation } from './spec';
 

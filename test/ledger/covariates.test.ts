@@ -7,7 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { addDays } from '../../domain/days';
 import { engines, useServer } from '../support/engines';
 import { createExperiment, ingestOk } from '../support/fixtures';
-import type { TestTeam } from '../support/server';
+import type { TestTeam } from '../support/team';
 
 const M = 1_000_000n;
 const today = () => new Date().toISOString().slice(0, 10);

@@ -7,7 +7,7 @@ import { sweepPreExposureActivity } from '../../server/ledger/pre-exposure-sweep
 import { addDays } from '../../domain/days';
 import { engines, useServer } from '../support/engines';
 import { createExperiment, ingestOk } from '../support/fixtures';
-import type { TestTeam } from '../support/server';
+import type { TestTeam } from '../support/team';
 
 const today = () => new Date().toISOString().slice(0, 10);
 

@@ -14,7 +14,7 @@ import { arrangeTarget, sendWire, urlPath, type WireResponse } from '../fuzz/tar
 import { listen } from '../support/app';
 import { useServer } from '../support/engines';
 import { freePort } from '../support/process';
-import type { TestTeam } from '../support/server';
+import type { TestTeam } from '../support/team';
 
 const SAMPLED = 6;
 const root = fileURLToPath(new URL('../..', import.meta.url));

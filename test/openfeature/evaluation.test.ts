@@ -9,7 +9,8 @@ import { ExperimentationServerProvider } from 'experimentation-api/openfeature';
 import { beforeAll, describe, it } from 'vitest';
 import { engines, useServer } from '../support/engines';
 import { createEvaluationFlags, EvaluationSteps } from '../support/openfeature-evaluation';
-import type { TestServer, TestTeam } from '../support/server';
+import type { TestServer } from '../support/server';
+import type { TestTeam } from '../support/team';
 
 /** The providers the suite runs with, each reaching the team on the server. */
 const PROVIDERS: Record<string, (server: TestServer, team: TestTeam) => Provider> = {

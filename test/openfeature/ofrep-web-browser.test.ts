@@ -10,7 +10,7 @@ import { CHROMIUM } from '../support/chromium';
 import { engines, useServer } from '../support/engines';
 import { useChromium } from '../support/use-chromium';
 import { openOfrepPage } from '../support/ofrep-web-page';
-import type { TestTeam } from '../support/server';
+import type { TestTeam } from '../support/team';
 
 const hasChromium = existsSync(CHROMIUM);
 if (!hasChromium && process.env.CI === 'true') throw new Error(`${CHROMIUM} is required in CI (apt-get install -y chromium)`);

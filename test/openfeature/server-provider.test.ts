@@ -10,7 +10,8 @@ import { engines, useServer } from '../support/engines';
 import { arrangeReasons, unreadableConfigFetch } from '../support/openfeature';
 import { startProxy } from '../support/proxy';
 import { EVENT, EXPERIMENT, FLAG, servedStatistics } from '../support/sdk';
-import type { TestServer, TestTeam } from '../support/server';
+import type { TestServer } from '../support/server';
+import type { TestTeam } from '../support/team';
 
 let domains = 0;
 

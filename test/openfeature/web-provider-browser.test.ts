@@ -13,7 +13,7 @@ import { CHROMIUM, launchChromium } from '../support/chromium';
 import { engines, useServer } from '../support/engines';
 import { arrangeReasons } from '../support/openfeature';
 import { EVENT, EXPERIMENT, FLAG, servedStatistics } from '../support/sdk';
-import type { TestTeam } from '../support/server';
+import type { TestTeam } from '../support/team';
 
 const hasChromium = existsSync(CHROMIUM);
 if (!hasChromium && process.env.CI === 'true') throw new Error(`${CHROMIUM} is required in CI (apt-get install -y chromium)`);

@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CHROMIUM, launchChromium } from '../support/chromium';
 import { useServer } from '../support/engines';
 import { arrangeCheckout, EVENT, expectedStatistics, EXPERIMENT, FLAG, note, servedStatistics, type Journal } from '../support/sdk';
-import type { TestTeam } from '../support/server';
+import type { TestTeam } from '../support/team';
 
 /**
  * The SDK as a web page uses it, in Debian's headless Chromium: the package's generated/sdk.js

@@ -8,7 +8,8 @@ import BetterSqlite3 from 'better-sqlite3';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createClient, type ClientOptions, type SdkError } from 'experimentation-api/sdk';
 import { engines } from '../support/engines';
-import { clientsOf, createTeamAt, kill, startChild, stopAllChildren, stopChild, type ChildServer, type ProcessTeam } from '../support/process';
+import { kill, startChild, stopAllChildren, stopChild, type ChildServer } from '../support/process';
+import { clientsOf, createTeamAt, type TestTeam } from '../support/team';
 import { freshStorage } from '../support/storage';
 import { arrangeCheckout, EVENT, expectedStatistics, EXPERIMENT, FLAG, note, servedStatistics, type Journal } from '../support/sdk';
 
@@ -23,7 +24,7 @@ interface Request {
 }
 
 /** An SDK for the team whose requests go to `current()`, recorded. Config is read once (no stream), so that only ingests count. */
-function sdkFor(current: () => ChildServer, team: ProcessTeam, options: Partial<ClientOptions> = {}) {
+function sdkFor(current: () => ChildServer, team: TestTeam, options: Partial<ClientOptions> = {}) {
   const errors: SdkError[] = [];
   const requests: Request[] = [];
   const client = createClient({
@@ -98,7 +99,7 @@ describe.each(engines)('the SDK through server faults on %s', (engine) => {
     const { storageEnv, cleanup } = await freshStorage(engine);
     cleanups.push(cleanup);
     let server = await startChild(storageEnv);
-    const team = await createTeamAt(storageEnv, 'SDK faults');
+    const team = await createTeamAt(server.baseUrl, storageEnv, 'SDK faults');
     await arrangeCheckout(clientsOf(server.baseUrl, team).api, team.id);
     if (Object.keys(env).length > 0) {
       await stopChild(server);

@@ -6,7 +6,8 @@ import { createClient, type ClientOptions, type SdkError } from 'experimentation
 import { engines, useServer } from '../support/engines';
 import { freePort } from '../support/process';
 import { arrangeCheckout, EVENT, expectedStatistics, EXPERIMENT, FLAG, note, participantsCount, servedStatistics, type Journal } from '../support/sdk';
-import type { TestServer, TestTeam } from '../support/server';
+import type { TestServer } from '../support/server';
+import type { TestTeam } from '../support/team';
 
 function clientFor(server: TestServer, team: TestTeam, errors: SdkError[], options: Partial<ClientOptions> = {}) {
   return createClient({ baseUrl: server.baseUrl, team: team.id, ingestKey: team.ingestKey, onError: (error) => errors.push(error), ...options });

@@ -7,7 +7,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { createClient, type Client, type Config, type SdkError } from 'experimentation-api/sdk';
 import { useServer } from '../support/engines';
 import { arrangeCheckout, EXPERIMENT, FLAG } from '../support/sdk';
-import type { TestTeam } from '../support/server';
+import type { TestTeam } from '../support/team';
 
 const MAX_CONFIG_CHARACTERS = 16 * 1024 * 1024;
 const CHUNK = 64 * 1024;

@@ -3,7 +3,7 @@
 import { describe, expect, it } from 'vitest';
 import { engines, useServer } from '../support/engines';
 import { ingestOk } from '../support/fixtures';
-import type { TestTeam } from '../support/server';
+import type { TestTeam } from '../support/team';
 
 const TAGGED = { plan: 'pro', tags: ['beta', 'mobile'], scores: [3, 4.5], flags: [true, false], mixed: ['a', 1, true], none: [] };
 

@@ -6,7 +6,7 @@ import { sweepAuditLog } from '../../server/audit/service';
 import { setClock } from '../../server/storage/values';
 import { engines, useServer } from '../support/engines';
 import { ingestOk } from '../support/fixtures';
-import type { TestTeam } from '../support/server';
+import type { TestTeam } from '../support/team';
 
 type AuditEntry = components['schemas']['AuditEntry'];
 type Query = { cursor?: string; limit?: number; resource_type?: AuditEntry['resource_type']; resource_key?: string; actor?: string; since?: string; until?: string };

@@ -4,7 +4,7 @@ import { createToken, revokeToken, rotateIngestKey } from '../../server/admin/se
 import { operations, pathExamples, pathOf, type ContractOperation } from '../support/contract-operations';
 import { engines, useServer } from '../support/engines';
 import { bodyOrFirstMessage } from '../support/event-stream';
-import type { TestTeam } from '../support/server';
+import type { TestTeam } from '../support/team';
 
 /**
  * Every operation of the bundled contract × every kind of credential, valid or not, the

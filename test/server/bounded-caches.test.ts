@@ -8,7 +8,7 @@ import { UnknownKeys } from '../../server/ingest/unknown-keys';
 import { engines, useServer } from '../support/engines';
 import { createExperiment } from '../support/fixtures';
 import { useLoggedApp } from '../support/logged-app';
-import type { TestTeam } from '../support/server';
+import type { TestTeam } from '../support/team';
 
 const BOUND = 8;
 const TEAMS = 2;

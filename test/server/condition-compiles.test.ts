@@ -6,7 +6,7 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { components } from 'experimentation-api';
 import { engines, useServer } from '../support/engines';
 import { expectProblem } from '../support/problems';
-import type { TestTeam } from '../support/server';
+import type { TestTeam } from '../support/team';
 
 type Rule = components['schemas']['FeatureRule'];
 

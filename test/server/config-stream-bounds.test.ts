@@ -3,7 +3,7 @@ import { connect, type Socket } from 'node:net';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { engines, useServer } from '../support/engines';
 import { openConfigStream, type StreamReader } from '../support/event-stream';
-import type { TestTeam } from '../support/server';
+import type { TestTeam } from '../support/team';
 
 /** Streams one credential may hold open on a server process (CONFIG_STREAMS_PER_CREDENTIAL's default). */
 const PER_CREDENTIAL = 10;

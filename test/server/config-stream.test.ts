@@ -3,10 +3,11 @@ import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { LISTENER_NAME } from '../../server/storage/postgres-listener';
 import { engines, useServer } from '../support/engines';
 import { openConfigStream, type StreamReader } from '../support/event-stream';
-import { createTeamAt, clientsOf, startChild, stopAllChildren } from '../support/process';
+import { startChild, stopAllChildren } from '../support/process';
+import { createTeamAt, clientsOf } from '../support/team';
 import { freshStorage } from '../support/storage';
 import { expectProblem } from '../support/problems';
-import type { TestTeam } from '../support/server';
+import type { TestTeam } from '../support/team';
 
 /**
  * How long a condition is waited for: well within the 15 s after which a stream looks at its
@@ -154,7 +155,7 @@ describe.each(engines)('config streams of a server process on %s', (engine) => {
   async function twoProcesses() {
     const storageEnv = await storage();
     const [a, b] = await Promise.all([startChild(storageEnv), startChild(storageEnv)]);
-    const team = await createTeamAt(storageEnv, 'Two processes');
+    const team = await createTeamAt(a.baseUrl, storageEnv, 'Two processes');
     await addFlag(clientsOf(a.baseUrl, team).api, team.id, 'dark_mode');
     const onB = await stream(b.baseUrl, team.id, team.ingestKey);
     await expect.poll(() => flagOf(onB, 'dark_mode'), WITHIN).toBe(true);
@@ -166,7 +167,7 @@ describe.each(engines)('config streams of a server process on %s', (engine) => {
     const SHUTDOWN_TIMEOUT_SECONDS = 60;
     const storageEnv = await storage();
     const child = await startChild(storageEnv, { SHUTDOWN_TIMEOUT_SECONDS: String(SHUTDOWN_TIMEOUT_SECONDS) });
-    const team = await createTeamAt(storageEnv, 'Shutdown');
+    const team = await createTeamAt(child.baseUrl, storageEnv, 'Shutdown');
     const streams = await Promise.all(Array.from({ length: 3 }, () => stream(child.baseUrl, team.id, team.ingestKey)));
     await expect.poll(() => streams.every((s) => s.configs().length === 1), WITHIN).toBe(true);
 
@@ -185,7 +186,7 @@ describe.each(engines)('config streams of a server process on %s', (engine) => {
     // Arrange
     const storageEnv = await storage();
     const child = await startChild(storageEnv, { CONFIG_STREAMS_PER_PROCESS: '2' });
-    const [team, other] = [await createTeamAt(storageEnv, 'One'), await createTeamAt(storageEnv, 'Two')];
+    const [team, other] = [await createTeamAt(child.baseUrl, storageEnv, 'One'), await createTeamAt(child.baseUrl, storageEnv, 'Two')];
     await stream(child.baseUrl, team.id, team.ingestKey);
     await stream(child.baseUrl, team.id, team.token);
 
@@ -201,7 +202,7 @@ describe.each(engines)('config streams of a server process on %s', (engine) => {
     // Arrange
     const storageEnv = await storage();
     const child = await startChild(storageEnv, { LOG_LEVEL: 'info' });
-    const team = await createTeamAt(storageEnv, 'Logged');
+    const team = await createTeamAt(child.baseUrl, storageEnv, 'Logged');
     const opened = await stream(child.baseUrl, team.id, team.ingestKey);
     await expect.poll(() => opened.configs().length, WITHIN).toBe(1);
 

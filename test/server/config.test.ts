@@ -4,7 +4,7 @@ import { createApiClient, type components } from 'experimentation-api';
 import { useApp } from '../support/app';
 import { engines, useServer } from '../support/engines';
 import { expectProblem } from '../support/problems';
-import type { TestTeam } from '../support/server';
+import type { TestTeam } from '../support/team';
 
 type ConfigVariant = components['schemas']['ConfigVariant'];
 

@@ -7,7 +7,7 @@ import { runInNewContext } from 'node:vm';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { useServer } from '../support/engines';
 import { inParallel } from '../support/fixtures';
-import type { TestTeam } from '../support/server';
+import type { TestTeam } from '../support/team';
 
 setFlagsFromString('--expose-gc');
 const collectGarbage = runInNewContext('gc') as () => void;

@@ -8,7 +8,7 @@ import { createToken, revokeAllTokens, revokeToken, rotateIngestKey } from '../.
 import { hashCredential, newCredential, sameHash } from '../../server/auth/credentials';
 import { useApp } from '../support/app';
 import { engines, useServer } from '../support/engines';
-import type { TestTeam } from '../support/server';
+import type { TestTeam } from '../support/team';
 
 /**
  * API tokens and ingest keys (OWASP API2): at least 128 random bits, stored only as SHA-256

@@ -3,18 +3,8 @@ import { runAdmin } from '../../server/cli/admin-command';
 import { openStorage, type Storage } from '../../server/storage/database';
 import { settingsFromEnv } from '../../server/settings/settings';
 import { engines } from '../support/engines';
-import {
-  createTeamAt,
-  expectStored,
-  ingestOnce,
-  kill,
-  runningExperiment,
-  sleep,
-  startChild,
-  stopAllChildren,
-  type ChildServer,
-  type Ledger,
-} from '../support/process';
+import { expectStored, ingestOnce, kill, runningExperiment, sleep, startChild, stopAllChildren, type ChildServer, type Ledger } from '../support/process';
+import { createTeamAt } from '../support/team';
 import { freshStorage } from '../support/storage';
 
 /**
@@ -91,7 +81,7 @@ describe.each(engines)('crash durability on %s', (engine) => {
       const { storageEnv, cleanup } = await freshStorage(engine);
       cleanups.push(cleanup);
       let server: ChildServer = await startChild(storageEnv);
-      const team = await createTeamAt(storageEnv, 'Durability');
+      const team = await createTeamAt(server.baseUrl, storageEnv, 'Durability');
       await runningExperiment(server.baseUrl, team);
       const ledger: Ledger = new Map();
       const report: string[] = [];

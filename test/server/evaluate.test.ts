@@ -4,7 +4,7 @@ import { setQuota } from '../../server/admin/service';
 import { engines, useServer } from '../support/engines';
 import { createExperiment, expectedVariant, ingestOk } from '../support/fixtures';
 import { expectProblem } from '../support/problems';
-import type { TestTeam } from '../support/server';
+import type { TestTeam } from '../support/team';
 
 type EvaluateRequest = components['schemas']['EvaluateRequest'];
 

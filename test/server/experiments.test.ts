@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { engines, useServer } from '../support/engines';
 import { expectProblem } from '../support/problems';
-import type { TestTeam } from '../support/server';
+import type { TestTeam } from '../support/team';
 
 const SEED = /^[0-9a-f]{32}$/;
 

@@ -4,10 +4,11 @@ import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createApiClient, type components } from 'experimentation-api';
 import { engines, useServer } from '../support/engines';
-import { clientsOf, createTeamAt, sleep, startChild, stopAllChildren } from '../support/process';
+import { sleep, startChild, stopAllChildren } from '../support/process';
+import { clientsOf, createTeamAt } from '../support/team';
 import { freshStorage, type StorageEnv } from '../support/storage';
 import { expectProblem } from '../support/problems';
-import type { TestTeam } from '../support/server';
+import type { TestTeam } from '../support/team';
 
 type Feature = components['schemas']['Feature'];
 
@@ -603,7 +604,7 @@ describe.each(engines)('a flag deleted while it is being updated, on %s', (engin
     const { storageEnv, cleanup } = await freshStorage(engine);
     try {
       const server = await startChild(storageEnv);
-      const team = await createTeamAt(storageEnv, 'Raced flags');
+      const team = await createTeamAt(server.baseUrl, storageEnv, 'Raced flags');
       const { api } = clientsOf(server.baseUrl, team);
       const one = { path: { team: team.id, feature: 'raced' } };
       expect((await api.POST('/api/teams/{team}/features', { params: { path: { team: team.id } }, body: { key: 'raced' } })).response.status).toBe(200);
@@ -633,7 +634,7 @@ describe.each(engines)('a flag deleted while it is being updated, on %s', (engin
     const { storageEnv, cleanup } = await freshStorage(engine);
     try {
       const server = await startChild(storageEnv);
-      const team = await createTeamAt(storageEnv, 'Raced limits');
+      const team = await createTeamAt(server.baseUrl, storageEnv, 'Raced limits');
       const { api } = clientsOf(server.baseUrl, team);
       const path = { team: team.id };
       for (let i = 0; i < 26; i++) {

@@ -4,7 +4,7 @@ import type { components } from 'experimentation-api';
 import { engines, useServer } from '../support/engines';
 import { createExperiment, stopExperiment } from '../support/fixtures';
 import { expectProblem } from '../support/problems';
-import type { TestTeam } from '../support/server';
+import type { TestTeam } from '../support/team';
 
 type FeatureRule = components['schemas']['FeatureRule'];
 type Evaluation = components['schemas']['Evaluation'];

@@ -6,7 +6,7 @@ import type { components } from 'experimentation-api';
 import { createClient } from 'experimentation-api/sdk';
 import { engines, useServer } from '../support/engines';
 import { expectProblem } from '../support/problems';
-import type { TestTeam } from '../support/server';
+import type { TestTeam } from '../support/team';
 
 type FeatureCreate = components['schemas']['FeatureCreate'];
 type FeatureUpdate = components['schemas']['FeatureUpdate'];

@@ -17,7 +17,7 @@ import { fixedCases, randomCase, type Case, type Fixture, type WireRequest } fro
 import { operations, validatorAt, type Operation } from '../fuzz/spec';
 import { arrangeTarget, sendWire, urlPath, type WireResponse } from '../fuzz/target';
 import { engines, useServer } from '../support/engines';
-import type { TestTeam } from '../support/server';
+import type { TestTeam } from '../support/team';
 
 const SEED = Number(process.env.FUZZ_SEED ?? 20_251_121);
 const RUNS = Number(process.env.FUZZ_RUNS ?? 15);

@@ -5,7 +5,7 @@ import { pino } from 'pino';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { useApp } from '../support/app';
 import { engines, useServer } from '../support/engines';
-import type { TestTeam } from '../support/server';
+import type { TestTeam } from '../support/team';
 
 /**
  * The rules of info.description that the middleware and the validator answer before any

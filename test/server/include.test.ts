@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { engines, useServer } from '../support/engines';
 import { createExperiment } from '../support/fixtures';
 import { expectProblem } from '../support/problems';
-import type { TestTeam } from '../support/server';
+import type { TestTeam } from '../support/team';
 
 /**
  * `include` as the service's existing JavaScript client sends it: `include=variants` embeds

@@ -8,7 +8,7 @@ import { engines, useServer } from '../support/engines';
 import { createExperiment, expectedVariant, stopExperiment } from '../support/fixtures';
 import { expectProblem } from '../support/problems';
 import { startChild, stopChild, type ChildServer } from '../support/process';
-import type { TestTeam } from '../support/server';
+import type { TestTeam } from '../support/team';
 
 type Item = { status: number; data?: { participant: { key: string }; assignments: Array<{ experiment: string; variant: string }> }; error?: { status: number; type: string; detail: string } };
 

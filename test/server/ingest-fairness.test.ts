@@ -7,7 +7,7 @@ import { setQuota } from '../../server/admin/service';
 import { engines, useServer } from '../support/engines';
 import { createExperiment, ingestOk, stopExperiment } from '../support/fixtures';
 import { useLoggedApp } from '../support/logged-app';
-import type { TestTeam } from '../support/server';
+import type { TestTeam } from '../support/team';
 
 type Item = { status: number };
 

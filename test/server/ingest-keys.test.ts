@@ -8,9 +8,10 @@ import type { components } from 'experimentation-api';
 import { setQuota } from '../../server/admin/service';
 import { engines, useServer } from '../support/engines';
 import { createExperiment, ingestOk, inParallel } from '../support/fixtures';
-import { clientsOf, createTeamAt, runningExperiment, startChild, stopChild, type ChildServer } from '../support/process';
+import { runningExperiment, startChild, stopChild, type ChildServer } from '../support/process';
+import { clientsOf, createTeamAt } from '../support/team';
 import { openStorageAt } from '../support/storage';
-import type { Client, TestTeam } from '../support/server';
+import type { Client, TestTeam } from '../support/team';
 import type { Storage } from '../../server/storage/database';
 
 type IngestRequest = components['schemas']['IngestRequest'];
@@ -174,7 +175,7 @@ describe.each(engines)('ingest idempotency keys on %s', (engine) => {
   });
 
   it('when a key is older than its window, then it is swept and the item sent again is processed anew', async () => {
-    const team = await createTeamAt(server().storageEnv);
+    const team = await createTeamAt(server().baseUrl, server().storageEnv);
     const child = await startChild(server().storageEnv, { INGEST_KEY_WINDOW_SECONDS: '1' });
     children.push(child);
     await runningExperiment(child.baseUrl, team);
@@ -197,7 +198,7 @@ describe.each(engines)('ingest idempotency keys on %s', (engine) => {
   });
 
   it.runIf(engine === 'postgres')('when two server processes receive the same keys at once, then each key is stored once', async () => {
-    const team = await createTeamAt(server().storageEnv);
+    const team = await createTeamAt(server().baseUrl, server().storageEnv);
     children.push(await startChild(server().storageEnv), await startChild(server().storageEnv));
     const [one, two] = children.slice(-2) as [ChildServer, ChildServer];
     await runningExperiment(one.baseUrl, team);

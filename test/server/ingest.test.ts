@@ -3,7 +3,7 @@ import { createApiClient, type components } from 'experimentation-api';
 import { useApp } from '../support/app';
 import { engines, useServer } from '../support/engines';
 import { createExperiment, expectedVariant, ingestOk, stopExperiment } from '../support/fixtures';
-import type { TestTeam } from '../support/server';
+import type { TestTeam } from '../support/team';
 
 type IngestRequest = components['schemas']['IngestRequest'];
 type IngestOutcome = components['schemas']['IngestOutcome'];

@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { TEAM_LIMITS } from '../../server/teams/limits';
 import { engines, useServer } from '../support/engines';
 import { createExperiment, inParallel } from '../support/fixtures';
-import type { TestTeam } from '../support/server';
+import type { TestTeam } from '../support/team';
 
 const LIMIT_REACHED = 'urn:experimentation:problem:limit-reached';
 

@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { engines, useServer } from '../support/engines';
-import type { TestTeam } from '../support/server';
+import type { TestTeam } from '../support/team';
 
 /**
  * Mass assignment (OWASP API3/API6): what the service decides — ids, status, counters, the

@@ -5,7 +5,7 @@ import { MEMBER_ROLES, reaches, type MemberRole } from '../../domain/member-role
 import { operations, pathExamples, pathOf, type ContractOperation } from '../support/contract-operations';
 import { engines, useServer } from '../support/engines';
 import { bodyOrFirstMessage } from '../support/event-stream';
-import type { TestTeam } from '../support/server';
+import type { TestTeam } from '../support/team';
 
 /**
  * Driven by the contract: every operation's `x-role` (generated/openapi.json) is tried with each

@@ -5,7 +5,8 @@
 import { describe, expect, it } from 'vitest';
 import { engines, useServer } from '../support/engines';
 import { inParallel, ingestOk } from '../support/fixtures';
-import type { TestServer, TestTeam } from '../support/server';
+import type { TestServer } from '../support/server';
+import type { TestTeam } from '../support/team';
 
 const MICRO = 1_000_000n;
 /** A decimal string with at most 6 decimals in micro-units, without going through a double. */

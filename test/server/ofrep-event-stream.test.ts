@@ -10,7 +10,7 @@ import { useApp } from '../support/app';
 import { engines, useServer } from '../support/engines';
 import { StreamReader } from '../support/event-stream';
 import { ofrepErrors } from '../support/ofrep-schemas';
-import type { TestTeam } from '../support/server';
+import type { TestTeam } from '../support/team';
 
 // Generous: on a loaded machine a first request and its stream have taken well over 30 s.
 const WITHIN = { timeout: 120_000, interval: 50 };

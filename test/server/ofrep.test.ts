@@ -9,7 +9,7 @@ import { useApp } from '../support/app';
 import { engines, useServer } from '../support/engines';
 import { createExperiment, expectedVariant } from '../support/fixtures';
 import { ofrepErrors } from '../support/ofrep-schemas';
-import type { TestTeam } from '../support/server';
+import type { TestTeam } from '../support/team';
 
 type FeatureCreate = components['schemas']['FeatureCreate'];
 /** An OFREP body as read raw: checked against OFREP's shapes before it is read further. */

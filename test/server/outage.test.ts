@@ -8,21 +8,8 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { isStorageUnavailable } from '../../server/storage/unavailable';
 import { engines } from '../support/engines';
 import { POSTGRES_ADMIN_URL } from '../support/postgres';
-import {
-  clientsOf,
-  createTeamAt,
-  expectStored,
-  freePort,
-  ingestOnce,
-  runningExperiment,
-  sleep,
-  startChild,
-  stopAllChildren,
-  type ChildServer,
-  type Ledger,
-  type ProcessTeam,
-  type Sent,
-} from '../support/process';
+import { expectStored, freePort, ingestOnce, runningExperiment, sleep, startChild, stopAllChildren, type ChildServer, type Ledger, type Sent } from '../support/process';
+import { clientsOf, createTeamAt, type TestTeam } from '../support/team';
 import { freshStorage } from '../support/storage';
 
 const run = promisify(execFile);
@@ -55,7 +42,7 @@ function expectHealthFails(outcome: { status: number; headers: Headers; body: un
  * be stored; a 503 must be a problem with Retry-After and must have stored nothing; anything else
  * (500, a dropped connection) is a failure of the test.
  */
-function ingestLoad(server: ChildServer, team: ProcessTeam, clients: number) {
+function ingestLoad(server: ChildServer, team: TestTeam, clients: number) {
   const ledger: Ledger = new Map();
   const counts = { ok: 0, unavailable: 0 };
   const unexpected: string[] = [];
@@ -192,7 +179,7 @@ describe.runIf(engines.includes('postgres'))('storage outage on postgres', () =>
       const cluster = await ScratchCluster.create(postgresBin!);
       cleanups.push(() => cluster.destroy());
       const server = await startChild({ DATABASE_URL: cluster.url('experiments') }, { DATABASE_CONNECT_TIMEOUT_SECONDS: '1' });
-      const team = await createTeamAt({ DATABASE_URL: cluster.url('experiments') }, 'Outage');
+      const team = await createTeamAt(server.baseUrl, { DATABASE_URL: cluster.url('experiments') }, 'Outage');
       await runningExperiment(server.baseUrl, team);
       const load = ingestLoad(server, team, CLIENTS);
       await waitUntil(server, '30 acknowledged ingests', async () => load.counts.ok >= 30, 60_000);
@@ -254,7 +241,7 @@ describe.runIf(engines.includes('postgres'))('storage outage on postgres', () =>
     const { storageEnv, cleanup } = await freshStorage('postgres');
     cleanups.push(cleanup);
     const server = await startChild(storageEnv, { DATABASE_CONNECT_TIMEOUT_SECONDS: '1' });
-    const team = await createTeamAt(storageEnv, 'Terminated');
+    const team = await createTeamAt(server.baseUrl, storageEnv, 'Terminated');
     await runningExperiment(server.baseUrl, team);
     const database = new URL(storageEnv.DATABASE_URL).pathname.slice(1);
     const admin = new pg.Client({ connectionString: POSTGRES_ADMIN_URL });
@@ -304,7 +291,7 @@ describe.runIf(engines.includes('sqlite'))('storage outage on sqlite', () => {
     const { storageEnv, cleanup } = await freshStorage('sqlite');
     cleanups.push(cleanup);
     const server = await startChild(storageEnv, { SQLITE_BUSY_TIMEOUT_SECONDS: '0.2' });
-    const team = await createTeamAt(storageEnv, 'Busy');
+    const team = await createTeamAt(server.baseUrl, storageEnv, 'Busy');
     await runningExperiment(server.baseUrl, team);
     const first = await ingestOnce(server.baseUrl, team, { participant: 'before', event: 'goal' });
     expect(first.kind === 'status' && first.status).toBe(200);

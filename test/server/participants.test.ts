@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import type { components } from 'experimentation-api';
 import { engines, useServer } from '../support/engines';
 import { createExperiment, ingestOk, stopExperiment } from '../support/fixtures';
-import type { TestTeam } from '../support/server';
+import type { TestTeam } from '../support/team';
 
 type IngestRequest = components['schemas']['IngestRequest'];
 

@@ -3,7 +3,8 @@ import type { components } from 'experimentation-api';
 import { setQuota } from '../../server/admin/service';
 import { engines, useServer } from '../support/engines';
 import { startChild, stopChild, type ChildServer } from '../support/process';
-import { startServer, type TestServer, type TestTeam } from '../support/server';
+import { startServer, type TestServer } from '../support/server';
+import { type TestTeam } from '../support/team';
 
 type IngestRequest = components['schemas']['IngestRequest'];
 

@@ -4,7 +4,8 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { engines } from '../support/engines';
 import { createExperiment, inParallel, stopExperiment } from '../support/fixtures';
 import { startChild, stopChild, type ChildServer } from '../support/process';
-import { startServer, type TestServer, type TestTeam } from '../support/server';
+import { startServer, type TestServer } from '../support/server';
+import { type TestTeam } from '../support/team';
 
 /** A call's status (0: no answer), by raw fetch so that every server is reached the same way. */
 async function call(baseUrl: string, credential: string, method: string, path: string, body?: unknown): Promise<number> {

@@ -6,7 +6,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import type { RateLimitSettings } from '../../server/settings/settings';
 import { useApp } from '../support/app';
 import { engines, useServer } from '../support/engines';
-import type { TestTeam } from '../support/server';
+import type { TestTeam } from '../support/team';
 
 /**
  * Rate limiting (info.description, "Limits"): a budget per credential and, for calls without a

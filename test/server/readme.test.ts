@@ -9,7 +9,8 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, describe, expect, it } from 'vitest';
-import { createTeamAt, freePort, startChild, stopAllChildren } from '../support/process';
+import { freePort, startChild, stopAllChildren } from '../support/process';
+import { createTeamAt } from '../support/team';
 import { freshStorage } from '../support/storage';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
@@ -149,7 +150,7 @@ describe('the README', () => {
     const report = join(root, 'verify-report.xml');
     try {
       const server = await startChild(storageEnv);
-      const team = await createTeamAt(storageEnv);
+      const team = await createTeamAt(server.baseUrl, storageEnv);
 
       const { stdout } = await bash(verify!.replace('http://127.0.0.1:3000', server.baseUrl), { TOKEN: team.token, INGEST_KEY: team.ingestKey });
 

@@ -9,7 +9,7 @@ import { child, deref, doc, operations, validatorAt, type Node, type Operation }
 import { arrangeTarget, sendWire } from '../fuzz/target';
 import { useApp } from '../support/app';
 import { engines, useServer } from '../support/engines';
-import type { TestTeam } from '../support/server';
+import type { TestTeam } from '../support/team';
 
 /** What of `headers` breaks what the document declares on the `status` answer of `op`. */
 function headerBreaches(op: Operation, status: number, headers: IncomingHttpHeaders): string[] {

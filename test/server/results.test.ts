@@ -4,7 +4,7 @@ import { confidenceSequence } from '../../domain/sequential';
 import { setClock } from '../../server/storage/values';
 import { engines, useServer } from '../support/engines';
 import { expectProblem } from '../support/problems';
-import type { TestTeam } from '../support/server';
+import type { TestTeam } from '../support/team';
 
 type ExperimentResults = components['schemas']['ExperimentResults'];
 type IngestRequest = components['schemas']['IngestRequest'];

@@ -4,7 +4,7 @@ import { createClient } from 'experimentation-api/sdk';
 import { evaluateConfig } from '../../domain/evaluation';
 import { rolloutArm } from '../../domain/rollout-arms';
 import { engines, useServer } from '../support/engines';
-import type { TestTeam } from '../support/server';
+import type { TestTeam } from '../support/team';
 
 type RolloutCreate = components['schemas']['RolloutCreate'];
 type Rollout = components['schemas']['Rollout'];

@@ -1,19 +1,8 @@
 import { connect, type Socket } from 'node:net';
 import { afterAll, describe, expect, it } from 'vitest';
 import { engines } from '../support/engines';
-import {
-  createTeamAt,
-  expectStored,
-  ingestOnce,
-  runningExperiment,
-  sleep,
-  startChild,
-  stopAllChildren,
-  type ChildServer,
-  type Ledger,
-  type ProcessTeam,
-  type Sent,
-} from '../support/process';
+import { expectStored, ingestOnce, runningExperiment, sleep, startChild, stopAllChildren, type ChildServer, type Ledger, type Sent } from '../support/process';
+import { createTeamAt, type TestTeam } from '../support/team';
 import { freshStorage, openStorageAt, type StorageEnv } from '../support/storage';
 
 const CLIENTS = 24;
@@ -35,11 +24,11 @@ describe.each(engines)('graceful shutdown on %s', (engine) => {
     for (const cleanup of cleanups) await cleanup();
   });
 
-  async function serverWithExperiment(env: Record<string, string> = {}): Promise<{ server: ChildServer; storageEnv: StorageEnv; team: ProcessTeam }> {
+  async function serverWithExperiment(env: Record<string, string> = {}): Promise<{ server: ChildServer; storageEnv: StorageEnv; team: TestTeam }> {
     const { storageEnv, cleanup } = await freshStorage(engine);
     cleanups.push(cleanup);
     const server = await startChild(storageEnv, { SHUTDOWN_TIMEOUT_SECONDS: String(SHUTDOWN_TIMEOUT_SECONDS), ...env });
-    const team = await createTeamAt(storageEnv, 'Shutdown');
+    const team = await createTeamAt(server.baseUrl, storageEnv, 'Shutdown');
     await runningExperiment(server.baseUrl, team);
     return { server, storageEnv, team };
   }
@@ -182,7 +171,7 @@ interface RawResponse {
 }
 
 /** An ingest over a raw socket, written by the test piece by piece; `response` is the first answer, read until the server closes. */
-function rawIngest(port: number, team: ProcessTeam, participant: string): { socket: Socket; head: string; body: string; response: Promise<RawResponse> } {
+function rawIngest(port: number, team: TestTeam, participant: string): { socket: Socket; head: string; body: string; response: Promise<RawResponse> } {
   const body = JSON.stringify({ participant, event: 'goal' });
   const head =
     `POST /api/teams/${team.id}/ingest HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\n` +

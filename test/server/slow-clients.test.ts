@@ -1,7 +1,8 @@
 import { connect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { engines } from '../support/engines';
-import { createTeamAt, startChild, stopAllChildren, type ChildServer, type ProcessTeam } from '../support/process';
+import { startChild, stopAllChildren, type ChildServer } from '../support/process';
+import { createTeamAt, type TestTeam } from '../support/team';
 import { freshStorage, openStorageAt, type StorageEnv } from '../support/storage';
 
 /** Short timeouts for the test (the defaults are 10 s, 30 s and 5 s). */
@@ -63,7 +64,7 @@ function trickle(port: number, initial: string, drip: string, everyMs: number, g
 describe.each(engines)('slow clients on %s', (engine) => {
   let server: ChildServer;
   let storageEnv: StorageEnv;
-  let team: ProcessTeam;
+  let team: TestTeam;
   let cleanup: () => Promise<void> = async () => {};
 
   beforeAll(async () => {
@@ -75,7 +76,7 @@ describe.each(engines)('slow clients on %s', (engine) => {
       REQUEST_TIMEOUT_SECONDS: String(REQUEST_TIMEOUT_MS / 1000),
       KEEP_ALIVE_TIMEOUT_SECONDS: String(KEEP_ALIVE_TIMEOUT_MS / 1000),
     });
-    team = await createTeamAt(storageEnv, 'Slow clients');
+    team = await createTeamAt(server.baseUrl, storageEnv, 'Slow clients');
   });
 
   afterAll(async () => {

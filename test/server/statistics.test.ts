@@ -3,7 +3,7 @@ import type { components } from 'experimentation-api';
 import { engines, useServer } from '../support/engines';
 import { inParallel } from '../support/fixtures';
 import { expectProblem } from '../support/problems';
-import type { TestTeam } from '../support/server';
+import type { TestTeam } from '../support/team';
 
 type VariantStatistics = components['schemas']['VariantStatistics'];
 type EventStatistics = components['schemas']['EventStatistics'];

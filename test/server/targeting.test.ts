@@ -7,7 +7,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import type { components } from 'experimentation-api';
 import { engines, useServer } from '../support/engines';
 import { expectProblem } from '../support/problems';
-import type { TestTeam } from '../support/server';
+import type { TestTeam } from '../support/team';
 
 type ExperimentCreate = components['schemas']['ExperimentCreate'];
 type Assignment = { experiment: string; variant: string };

@@ -3,7 +3,7 @@ import { createApiClient, type components } from 'experimentation-api';
 import { createTeam, setQuota } from '../../server/admin/service';
 import { engines, useServer } from '../support/engines';
 import { expectProblem } from '../support/problems';
-import type { TestTeam } from '../support/server';
+import type { TestTeam } from '../support/team';
 
 type Team = components['schemas']['Team'];
 

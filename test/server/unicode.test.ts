@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { engines, useServer } from '../support/engines';
 import { createExperiment } from '../support/fixtures';
 import { expectProblem } from '../support/problems';
-import type { TestTeam } from '../support/server';
+import type { TestTeam } from '../support/team';
 
 describe.each(engines)('well-formed strings on %s', (engine) => {
   const server = useServer(engine);

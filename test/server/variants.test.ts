@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { engines, useServer } from '../support/engines';
 import { expectProblem } from '../support/problems';
-import type { TestTeam } from '../support/server';
+import type { TestTeam } from '../support/team';
 
 type VariantBody = { key: string; description?: string | null; control?: boolean; traffic?: number | null };
 type VariantChanges = Partial<VariantBody>;

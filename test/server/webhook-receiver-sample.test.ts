@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { engines } from '../support/engines';
-import type { TestTeam } from '../support/server';
+import type { TestTeam } from '../support/team';
 import { startWebhookServer, until, type WebhookServer } from '../support/webhooks';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));

@@ -2,7 +2,8 @@
 // at the composition root): a process killed mid-delivery, and two processes on one PostgreSQL.
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { engines } from '../support/engines';
-import { clientsOf, createTeamAt, kill, startChild, stopAllChildren } from '../support/process';
+import { kill, startChild, stopAllChildren } from '../support/process';
+import { clientsOf, createTeamAt } from '../support/team';
 import { freshStorage, type StorageEnv } from '../support/storage';
 import { startReceiver, until, type Receiver } from '../support/webhooks';
 
@@ -25,7 +26,7 @@ describe.each(engines)('webhook delivery by server processes on %s', (engine) =>
 
   /** A team with an endpoint wanting flag.* at the receiver, and a flag `f` (whose creation is the first message). */
   async function arrange(baseUrl: string, key: string) {
-    const team = await createTeamAt(storage.storageEnv);
+    const team = await createTeamAt(baseUrl, storage.storageEnv);
     const { api } = clientsOf(baseUrl, team);
     const path = { team: team.id };
     const created = await api.POST('/api/teams/{team}/webhooks', { params: { path }, body: { key, url: receiver.url, event_types: ['flag.*'] } });

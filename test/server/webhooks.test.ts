@@ -3,7 +3,7 @@ import { Webhook } from 'standardwebhooks';
 import type { components } from 'experimentation-api';
 import { ADMIN_CLI, record } from '../../server/audit/service';
 import { engines } from '../support/engines';
-import type { TestTeam } from '../support/server';
+import type { TestTeam } from '../support/team';
 import { QUICK, startReceiver, startWebhookServer, until, type Receiver, type WebhookServer } from '../support/webhooks';
 
 type AuditEntry = components['schemas']['AuditEntry'];

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { expect } from 'vitest';
 import type { components } from 'experimentation-api';
-import type { TestTeam } from './server';
+import type { TestTeam } from './team';
 
 type IngestRequest = components['schemas']['IngestRequest'];
 type IngestOutcome = components['schemas']['IngestOutcome'];

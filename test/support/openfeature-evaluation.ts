@@ -5,7 +5,7 @@
 import { OpenFeature, type EvaluationContext, type EvaluationDetails, type FlagValue, type JsonValue, type Provider } from '@openfeature/server-sdk';
 import { expect } from 'vitest';
 import type { components } from '../../generated/api';
-import type { TestTeam } from './server';
+import type { TestTeam } from './team';
 
 type FeatureCreate = components['schemas']['FeatureCreate'];
 

@@ -1,6 +1,6 @@
 // What the OpenFeature provider tests share: a team with a flag for each reason, and a running
 // experiment whose flag records exposures.
-import type { TestTeam } from './server';
+import type { TestTeam } from './team';
 import { arrangeCheckout } from './sdk';
 
 /**

@@ -1,10 +1,9 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
-import { createApiClient } from 'experimentation-api';
-import { createTeam } from '../../server/admin/service';
 import { BUILT_SERVER } from './build';
 import { openStorageAt, type StorageEnv } from './storage';
+import { clientsOf, type TestTeam } from './team';
 
 /**
  * The real server as a child process (`node dist/test-build/main.mjs`: server/main.ts compiled
@@ -128,33 +127,11 @@ export async function stopAllChildren(): Promise<void> {
   await Promise.all([...children].map((server) => stopChild(server)));
 }
 
-export interface ProcessTeam {
-  id: number;
-  token: string;
-  ingestKey: string;
-}
-
-/** A new team (user, token, ingest key) in the storage, written from this process. */
-export async function createTeamAt(storageEnv: StorageEnv, name = `Team ${Date.now()}`): Promise<ProcessTeam> {
-  const storage = await openStorageAt(storageEnv);
-  try {
-    const created = await createTeam(storage.db, { name, email: `process-${process.pid}-${Date.now()}-${Math.random().toString(36).slice(2)}@example.com` });
-    return { id: created.team.id, token: created.token, ingestKey: created.ingest_key };
-  } finally {
-    await storage.close();
-  }
-}
-
-/** Typed clients with the team's API token and ingest key against one server. */
-export function clientsOf(baseUrl: string, team: ProcessTeam) {
-  return { api: createApiClient(baseUrl, team.token), ingest: createApiClient(baseUrl, team.ingestKey) };
-}
-
 /**
  * An event `goal` and a running experiment `exp` with variants `control` (control) and
  * `treatment`, 50/50 — so that every ingest enrols its participant.
  */
-export async function runningExperiment(baseUrl: string, team: ProcessTeam, options: { eventType?: 'unique' | 'count' } = {}): Promise<void> {
+export async function runningExperiment(baseUrl: string, team: TestTeam, options: { eventType?: 'unique' | 'count' } = {}): Promise<void> {
   const { api } = clientsOf(baseUrl, team);
   const path = { team: team.id };
   const steps = [
@@ -178,7 +155,7 @@ export async function runningExperiment(baseUrl: string, team: ProcessTeam, opti
 export type IngestOutcome = { kind: 'status'; status: number; body: unknown; headers: Headers } | { kind: 'connection-error'; error: string };
 
 /** One ingest with the team's ingest key, by plain fetch: a status, or a connection error. */
-export async function ingestOnce(baseUrl: string, team: ProcessTeam, body: unknown, timeoutMs = 15_000): Promise<IngestOutcome> {
+export async function ingestOnce(baseUrl: string, team: TestTeam, body: unknown, timeoutMs = 15_000): Promise<IngestOutcome> {
   try {
     const response = await fetch(`${baseUrl}/api/teams/${team.id}/ingest`, {
       method: 'POST',
@@ -238,7 +215,7 @@ export async function expectStored(
   expect: typeof import('vitest').expect,
   server: ChildServer,
   storageEnv: StorageEnv,
-  team: ProcessTeam,
+  team: TestTeam,
   ledger: Ledger,
 ): Promise<StoredSummary> {
   const storage = await openStorageAt(storageEnv);

@@ -1,7 +1,7 @@
 // What the SDK tests share: a team's checkout experiment and banner flag, a record of what a
 // test did through the SDK, and the statistics that record implies.
 import { expect } from 'vitest';
-import type { Client } from './server';
+import type { Client } from './team';
 
 export const EXPERIMENT = 'checkout';
 export const FLAG = 'banner';

@@ -1,15 +1,12 @@
 import type { AddressInfo } from 'node:net';
 import { pino } from 'pino';
-import { createApiClient } from 'experimentation-api';
-import { createTeam } from '../../server/admin/service';
 import { createApp } from '../../server/app';
 import { settingsFromEnv } from '../../server/settings/settings';
 import type { Engine } from '../../server/storage/engine';
 import type { Storage } from '../../server/storage/database';
 import { freshStorage, openStorageAt } from './storage';
 import { keepIdleConnectionsLonger } from './app';
-
-export type Client = ReturnType<typeof createApiClient>;
+import { createTestTeam, type TestTeam } from './team';
 
 export interface TestServer {
   engine: Engine;
@@ -20,17 +17,6 @@ export interface TestServer {
   /** A new team with its own user, token, ingest key and typed clients. */
   newTeam(name?: string): Promise<TestTeam>;
   close(): Promise<void>;
-}
-
-export interface TestTeam {
-  id: number;
-  token: string;
-  ingestKey: string;
-  email: string;
-  /** Client with the team's user's API token. */
-  api: Client;
-  /** Client with the team's ingest key. */
-  ingest: Client;
 }
 
 let teams = 0;
@@ -54,16 +40,7 @@ export async function startServer(engine: Engine): Promise<TestServer> {
     storage,
     storageEnv,
     async newTeam(name = `Team ${++teams}`) {
-      const email = `user${process.pid}-${++teams}@example.com`;
-      const created = await createTeam(storage.db, { name, email });
-      return {
-        id: created.team.id,
-        token: created.token,
-        ingestKey: created.ingest_key,
-        email,
-        api: createApiClient(baseUrl, created.token),
-        ingest: createApiClient(baseUrl, created.ingest_key),
-      };
+      return createTestTeam(storage, baseUrl, name, `user${process.pid}-${++teams}@example.com`);
     },
     async close() {
       server.closeAllConnections();

@@ -10,7 +10,7 @@ import type { Engine } from '../../server/storage/engine';
 import { startWebhookDelivery, type WebhookDelivery } from '../../server/webhooks/delivery';
 import { listen } from './app';
 import { freshStorage, openStorageAt, type StorageEnv } from './storage';
-import type { TestTeam } from './server';
+import type { TestTeam } from './team';
 
 export interface Received {
   headers: IncomingHttpHeaders;
