@@ -4,7 +4,8 @@ import { createClient } from 'experimentation-api/sdk';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { hasChromium, launch, signIn, watchedPage } from '../support/console';
-import { engines, useServer } from '../support/engines';
+import { engines } from '../support/engines';
+import { useServer } from '../support/server';
 
 describe.skipIf(!hasChromium).each(engines)('a flag rule flipped in the console on %s', (engine) => {
   const server = useServer(engine);

@@ -3,7 +3,8 @@
 // sent: saving would store the last valid value instead of what the field shows.
 import type { Browser, Locator, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { engines, useServer } from '../support/engines';
+import { engines } from '../support/engines';
+import { useServer } from '../support/server';
 import { hasChromium, launch, signIn, watchedPage } from '../support/console';
 import type { TestTeam } from '../support/team';
 

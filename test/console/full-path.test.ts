@@ -4,7 +4,8 @@
 import { createClient } from 'experimentation-api/sdk';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { engines, useServer } from '../support/engines';
+import { engines } from '../support/engines';
+import { useServer } from '../support/server';
 import { hasChromium, launch, openSection, signIn, watchedPage } from '../support/console';
 
 describe.skipIf(!hasChromium).each(engines)('the console on %s', (engine) => {

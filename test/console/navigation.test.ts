@@ -4,7 +4,8 @@
 import type { Browser, Locator, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTeam } from '../../server/admin/service';
-import { engines, useServer } from '../support/engines';
+import { engines } from '../support/engines';
+import { useServer } from '../support/server';
 import { hasChromium, launch, signIn, watchedPage } from '../support/console';
 import type { TestTeam } from '../support/team';
 

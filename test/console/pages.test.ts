@@ -11,7 +11,8 @@ import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { setQuota } from '../../server/admin/service';
 import { expectAccessible, hasChromium, launch, overflows, signIn, watchedPage } from '../support/console';
-import { engines, useServer } from '../support/engines';
+import { engines } from '../support/engines';
+import { useServer } from '../support/server';
 import type { TestTeam } from '../support/team';
 
 const SCRIPT = '<script>alert("stored")</script><img src=x onerror=alert(1)>';

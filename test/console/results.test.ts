@@ -8,7 +8,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { components } from 'experimentation-api';
 import { setClock } from '../../server/storage/values';
 import { expectAccessible, hasChromium, launch, overflows, signIn, watchedPage } from '../support/console';
-import { engines, useServer } from '../support/engines';
+import { engines } from '../support/engines';
+import { useServer } from '../support/server';
 import type { TestTeam } from '../support/team';
 
 type ExperimentResults = components['schemas']['ExperimentResults'];

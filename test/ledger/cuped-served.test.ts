@@ -7,7 +7,8 @@ import { sql } from 'kysely';
 import { describe, expect, it } from 'vitest';
 import vectors from '../vectors/cuped.json';
 import { addDays } from '../../domain/days';
-import { engines, useServer } from '../support/engines';
+import { engines } from '../support/engines';
+import { useServer } from '../support/server';
 import { createExperiment } from '../support/fixtures';
 
 type Expected = (typeof vectors.served.expected)['orders'];

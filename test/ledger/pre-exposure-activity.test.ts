@@ -5,7 +5,8 @@ import { sql } from 'kysely';
 import { describe, expect, it } from 'vitest';
 import { sweepPreExposureActivity } from '../../server/ledger/pre-exposure-sweep';
 import { addDays } from '../../domain/days';
-import { engines, useServer } from '../support/engines';
+import { engines } from '../support/engines';
+import { useServer } from '../support/server';
 import { createExperiment, ingestOk } from '../support/fixtures';
 import type { TestTeam } from '../support/team';
 

@@ -11,8 +11,7 @@ import { createMockApp } from '../../server/mock/app';
 import { fixedCases, randomCase, type Case, type Fixture } from '../fuzz/cases';
 import { doc, operations, validatorAt, type Operation } from '../fuzz/spec';
 import { arrangeTarget, sendWire, urlPath, type WireResponse } from '../fuzz/target';
-import { listen } from '../support/app';
-import { useServer } from '../support/engines';
+import { useServer, listen } from '../support/server';
 import { freePort } from '../support/process';
 import type { TestTeam } from '../support/team';
 

@@ -8,7 +8,8 @@ import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
 import { describe, expect, it } from 'vitest';
 import { CHROMIUM } from '../support/chromium';
-import { engines, useServer } from '../support/engines';
+import { engines } from '../support/engines';
+import { useServer } from '../support/server';
 import { useChromium } from '../support/use-chromium';
 
 const hasChromium = existsSync(CHROMIUM);

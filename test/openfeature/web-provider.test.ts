@@ -6,7 +6,8 @@ import { OpenFeature, ProviderEvents } from '@openfeature/web-sdk';
 import { evaluateConfig } from 'experimentation-api';
 import { ExperimentationWebProvider } from 'experimentation-api/openfeature';
 import { describe, expect, it } from 'vitest';
-import { engines, useServer } from '../support/engines';
+import { engines } from '../support/engines';
+import { useServer } from '../support/server';
 import { arrangeReasons, unreadableConfigFetch } from '../support/openfeature';
 import { EVENT, EXPERIMENT, FLAG, servedStatistics } from '../support/sdk';
 

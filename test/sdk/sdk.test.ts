@@ -3,7 +3,8 @@
 // config kept fresh.
 import { describe, expect, it } from 'vitest';
 import { createClient, type ClientOptions, type SdkError } from 'experimentation-api/sdk';
-import { engines, useServer } from '../support/engines';
+import { engines } from '../support/engines';
+import { useServer } from '../support/server';
 import { freePort } from '../support/process';
 import { arrangeCheckout, EVENT, expectedStatistics, EXPERIMENT, FLAG, note, participantsCount, servedStatistics, type Journal } from '../support/sdk';
 import type { TestServer } from '../support/server';

@@ -1,7 +1,8 @@
 // The SDK's subscribe(): a config change reaches the application without polling feature().
 import { describe, expect, it } from 'vitest';
 import { createClient, type Config } from 'experimentation-api/sdk';
-import { engines, useServer } from '../support/engines';
+import { engines } from '../support/engines';
+import { useServer } from '../support/server';
 
 describe.each(engines)('the SDK subscribe() on %s', (engine) => {
   const server = useServer(engine);

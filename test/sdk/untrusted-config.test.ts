@@ -5,7 +5,7 @@
 // the application.
 import { beforeAll, describe, expect, it } from 'vitest';
 import { createClient, type Client, type Config, type SdkError } from 'experimentation-api/sdk';
-import { useServer } from '../support/engines';
+import { useServer } from '../support/server';
 import { arrangeCheckout, EXPERIMENT, FLAG } from '../support/sdk';
 import type { TestTeam } from '../support/team';
 

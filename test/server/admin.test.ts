@@ -11,7 +11,8 @@ import { runAdmin } from '../../server/cli/admin-command';
 import { settingsFromEnv } from '../../server/settings/settings';
 import { openStorage } from '../../server/storage/database';
 import { BUILT_ADMIN } from '../support/build';
-import { engines, useServer } from '../support/engines';
+import { engines } from '../support/engines';
+import { useServer } from '../support/server';
 import { freshStorage } from '../support/storage';
 
 /**

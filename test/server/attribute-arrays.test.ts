@@ -1,7 +1,8 @@
 // Attribute values may be arrays of scalars (tags), which targeting conditions read with $in,
 // $all, $elemMatch, $size. Every writer of attributes takes them and every reader returns them.
 import { describe, expect, it } from 'vitest';
-import { engines, useServer } from '../support/engines';
+import { engines } from '../support/engines';
+import { useServer } from '../support/server';
 import { ingestOk } from '../support/fixtures';
 import type { TestTeam } from '../support/team';
 

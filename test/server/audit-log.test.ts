@@ -4,7 +4,8 @@ import type { components } from 'experimentation-api';
 import { createToken, revokeToken, rotateIngestKey, setQuota, setRole } from '../../server/admin/service';
 import { sweepAuditLog } from '../../server/audit/service';
 import { setClock } from '../../server/storage/values';
-import { engines, useServer } from '../support/engines';
+import { engines } from '../support/engines';
+import { useServer } from '../support/server';
 import { ingestOk } from '../support/fixtures';
 import type { TestTeam } from '../support/team';
 

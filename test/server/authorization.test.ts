@@ -2,7 +2,8 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { createApiClient } from 'experimentation-api';
 import { createToken, revokeToken, rotateIngestKey } from '../../server/admin/service';
 import { operations, pathExamples, pathOf, type ContractOperation } from '../support/contract-operations';
-import { engines, useServer } from '../support/engines';
+import { engines } from '../support/engines';
+import { useServer } from '../support/server';
 import { bodyOrFirstMessage } from '../support/event-stream';
 import type { TestTeam } from '../support/team';
 

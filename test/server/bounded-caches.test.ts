@@ -5,9 +5,9 @@
 // counted through Kysely's log; what it forgot costs its query again.
 import { describe, expect, it } from 'vitest';
 import { UnknownKeys } from '../../server/ingest/unknown-keys';
-import { engines, useServer } from '../support/engines';
+import { engines } from '../support/engines';
+import { recordQueries, useServer } from '../support/server';
 import { createExperiment } from '../support/fixtures';
-import { useLoggedApp } from '../support/logged-app';
 import type { TestTeam } from '../support/team';
 
 const BOUND = 8;
@@ -15,12 +15,13 @@ const TEAMS = 2;
 
 describe.each(engines)('bounded caches on %s', (engine) => {
   const server = useServer(engine);
-  const { statements, baseUrl } = useLoggedApp(server, { caches: { teams: TEAMS, unknownKeys: BOUND } });
+  const { statements, log } = recordQueries();
+  const logged = useServer(() => ({ storageEnv: server().storageEnv, open: { log }, app: { caches: { teams: TEAMS, unknownKeys: BOUND } } }));
 
   /** How many times the logged app read `team`'s flags to answer its GET …/config. */
   async function configBuilds(team: TestTeam): Promise<number> {
     const from = statements.length;
-    const response = await fetch(`${baseUrl()}/api/teams/${team.id}/config`, { headers: { authorization: `Bearer ${team.ingestKey}` } });
+    const response = await fetch(`${logged().baseUrl}/api/teams/${team.id}/config`, { headers: { authorization: `Bearer ${team.ingestKey}` } });
     expect(response.status).toBe(200);
     await response.body?.cancel();
     return statements.slice(from).filter((query) => /from "?features"?/i.test(query.sql)).length;
@@ -35,7 +36,7 @@ describe.each(engines)('bounded caches on %s', (engine) => {
   });
 
   async function ingest(team: TestTeam, body: Record<string, string>): Promise<number> {
-    const response = await fetch(`${baseUrl()}/api/teams/${team.id}/ingest`, {
+    const response = await fetch(`${logged().baseUrl}/api/teams/${team.id}/ingest`, {
       method: 'POST',
       headers: { authorization: `Bearer ${team.ingestKey}`, 'content-type': 'application/json' },
       body: JSON.stringify(body),

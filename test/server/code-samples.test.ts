@@ -7,7 +7,7 @@ import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import { doc, operations } from '../fuzz/spec';
 import { arrangeTarget } from '../fuzz/target';
-import { useServer } from '../support/engines';
+import { useServer } from '../support/server';
 
 const run = promisify(execFile);
 

@@ -4,7 +4,8 @@
 import { RE2JS } from 're2js';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { components } from 'experimentation-api';
-import { engines, useServer } from '../support/engines';
+import { engines } from '../support/engines';
+import { useServer } from '../support/server';
 import { expectProblem } from '../support/problems';
 import type { TestTeam } from '../support/team';
 

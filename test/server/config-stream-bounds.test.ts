@@ -1,7 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { connect, type Socket } from 'node:net';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { engines, useServer } from '../support/engines';
+import { engines } from '../support/engines';
+import { useServer } from '../support/server';
 import { openConfigStream, type StreamReader } from '../support/event-stream';
 import type { TestTeam } from '../support/team';
 

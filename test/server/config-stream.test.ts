@@ -1,7 +1,8 @@
 import pg from 'pg';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { LISTENER_NAME } from '../../server/storage/postgres-listener';
-import { engines, useServer } from '../support/engines';
+import { engines } from '../support/engines';
+import { useServer } from '../support/server';
 import { openConfigStream, type StreamReader } from '../support/event-stream';
 import { startChild, stopAllChildren } from '../support/process';
 import { createTeamAt, clientsOf } from '../support/team';

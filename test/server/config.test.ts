@@ -1,8 +1,8 @@
 import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { createApiClient, type components } from 'experimentation-api';
-import { useApp } from '../support/app';
-import { engines, useServer } from '../support/engines';
+import { engines } from '../support/engines';
+import { useServer } from '../support/server';
 import { expectProblem } from '../support/problems';
 import type { TestTeam } from '../support/team';
 
@@ -202,7 +202,7 @@ describe.each(engines)('config on %s', (engine) => {
     });
 
     describe('when what it holds changes after it was read (each server caches it under the stored config version)', () => {
-      const other = useApp(() => server().storage, {});
+      const other = useServer(() => ({ beside: server() }));
       type Change = (team: TestTeam) => Promise<unknown>;
       type Config = components['schemas']['Config'];
       /** The path parameters of every change below: the team's experiment, its goal and its flag. */
@@ -211,7 +211,7 @@ describe.each(engines)('config on %s', (engine) => {
       /** The config as this server and a second server on the same storage serve it. */
       async function configs(team: TestTeam): Promise<Config[]> {
         const mine = await team.ingest.GET('/api/teams/{team}/config', { params: { path: { team: team.id } } });
-        const theirs = await createApiClient(other(), team.ingestKey).GET('/api/teams/{team}/config', { params: { path: { team: team.id } } });
+        const theirs = await createApiClient(other().baseUrl, team.ingestKey).GET('/api/teams/{team}/config', { params: { path: { team: team.id } } });
         expect([mine.response.status, theirs.response.status]).toEqual([200, 200]);
         return [mine.data!.data, theirs.data!.data];
       }

@@ -5,7 +5,7 @@ import { Agent, request } from 'node:http';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { useServer } from '../support/engines';
+import { useServer } from '../support/server';
 import { inParallel } from '../support/fixtures';
 import type { TestTeam } from '../support/team';
 

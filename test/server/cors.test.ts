@@ -1,10 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { pino } from 'pino';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createApp } from '../../server/app';
-import { listen } from '../support/app';
-import { engines, useServer } from '../support/engines';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { engines } from '../support/engines';
+import { useServer } from '../support/server';
 import type { TestTeam } from '../support/team';
 
 /**
@@ -33,23 +31,12 @@ const ORIGIN = 'https://app.example.com';
 
 describe.each(engines)('CORS on %s', (engine) => {
   const server = useServer(engine);
+  // An app with a budget of one request per address, for a 429.
+  const limitedApp = useServer(() => ({ beside: server(), app: { rateLimit: { enabled: true, windowSeconds: 60, perCredential: 1, perAddress: 1 } } }));
   let team: TestTeam;
-  let limitedUrl: string;
-  let closeLimited: () => Promise<void>;
 
   beforeAll(async () => {
     team = await server().newTeam();
-    // An app with a budget of one request per address, for a 429.
-    const app = createApp({
-      storage: server().storage,
-      logger: pino({ level: 'silent' }),
-      validateResponses: true,
-      rateLimit: { enabled: true, windowSeconds: 60, perCredential: 1, perAddress: 1 },
-    });
-    ({ baseUrl: limitedUrl, close: closeLimited } = await listen(app));
-  });
-  afterAll(async () => {
-    await closeLimited?.();
   });
 
   function send(path: string, init: RequestInit & { token?: string | null } = {}, baseUrl = server().baseUrl) {
@@ -84,10 +71,10 @@ describe.each(engines)('CORS on %s', (engine) => {
   });
 
   it('when the answer is 429, then Access-Control-Allow-Origin is * too', async () => {
-    const first = await send('/api/health', { token: null }, limitedUrl);
+    const first = await send('/api/health', { token: null }, limitedApp().baseUrl);
     expect(first.status).toBe(200);
     await first.arrayBuffer();
-    const over = await send('/api/health', { token: null }, limitedUrl);
+    const over = await send('/api/health', { token: null }, limitedApp().baseUrl);
     expect(over.status).toBe(429);
     expect(over.headers.get('access-control-allow-origin')).toBe('*');
     expect(await over.json()).toMatchObject({ status: 429 });
@@ -116,7 +103,7 @@ describe.each(engines)('CORS on %s', (engine) => {
   });
 
   it('when preflights exceed the rate-limit budget, then they are still answered 204 and use none of it', async () => {
-    const limited = (path: string, init: RequestInit & { token?: string | null }) => send(path, init, limitedUrl);
+    const limited = (path: string, init: RequestInit & { token?: string | null }) => send(path, init, limitedApp().baseUrl);
     for (let i = 0; i < 3; i++) {
       const response = await limited(`/api/teams/${team.id}/events`, { method: 'OPTIONS', token: null, headers: { 'access-control-request-method': 'POST' } });
       expect(response.status).toBe(204);

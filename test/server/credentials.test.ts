@@ -6,8 +6,8 @@ import { pino } from 'pino';
 import { beforeAll, describe, expect, it, vi } from 'vitest';
 import { createToken, revokeAllTokens, revokeToken, rotateIngestKey } from '../../server/admin/service';
 import { hashCredential, newCredential, sameHash } from '../../server/auth/credentials';
-import { useApp } from '../support/app';
-import { engines, useServer } from '../support/engines';
+import { engines } from '../support/engines';
+import { useServer } from '../support/server';
 import type { TestTeam } from '../support/team';
 
 /**
@@ -254,7 +254,7 @@ describe.each(engines)('credentials on %s', (engine) => {
   describe('the request log', () => {
     const lines: string[] = [];
     // A second app on the same storage whose logger writes into `lines`.
-    const baseUrl = useApp(() => server().storage, { logger: pino({ level: 'trace' }, { write: (line: string) => void lines.push(line) }) });
+    const app = useServer(() => ({ beside: server(), app: { logger: pino({ level: 'trace' }, { write: (line: string) => void lines.push(line) }) } }));
 
     it('when valid, revoked, rotated-out and malformed credentials are sent, then no credential appears in the log', async () => {
       const team = await server().newTeam();
@@ -273,7 +273,7 @@ describe.each(engines)('credentials on %s', (engine) => {
         { path: `/api/teams/${team.id}/ingest`, header: `Bearer ${current}`, status: 400, body: '{"participant":' },
       ];
       for (const call of calls) {
-        const response = await fetch(baseUrl() + call.path, {
+        const response = await fetch(app().baseUrl + call.path, {
           method: call.body === undefined ? 'GET' : 'POST',
           headers: { authorization: call.header, 'content-type': 'application/json' },
           body: call.body,

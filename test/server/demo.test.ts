@@ -1,15 +1,12 @@
 import { execFile } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
-import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApiClient, type components } from 'experimentation-api';
-import { createApp } from '../../server/app';
 import { runDemo, type DemoIo } from '../../server/cli/demo-command';
 import { assignVariant } from '../../domain/assignment';
-import type { Storage } from '../../server/storage/database';
 import { engines } from '../support/engines';
-import { listen } from '../support/app';
+import { startServer, type TestServer } from '../support/server';
 import { freshStorage, openStorageAt, type StorageEnv } from '../support/storage';
 
 type ExperimentResults = components['schemas']['ExperimentResults'];
@@ -29,17 +26,14 @@ function seeded(seed: number): () => number {
 describe.each(engines)('npm run demo on %s', (engine) => {
   let storageEnv: StorageEnv;
   let cleanup: () => Promise<void>;
-  let storage: Storage;
-  let server: Awaited<ReturnType<typeof listen>>;
+  let server: TestServer;
 
   beforeAll(async () => {
     ({ storageEnv, cleanup } = await freshStorage(engine));
-    storage = await openStorageAt(storageEnv);
-    server = await listen(createApp({ storage, logger: pino({ level: 'silent' }), validateResponses: true }));
+    server = await startServer({ storageEnv });
   });
   afterAll(async () => {
     await server?.close();
-    await storage?.close();
     await cleanup?.();
   });
 

@@ -3,7 +3,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { chromium, type Browser, type Locator } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { useServer } from '../support/engines';
+import { useServer } from '../support/server';
 
 /**
  * The rendered reference at /docs, in Debian's headless Chromium, and the bundled document at

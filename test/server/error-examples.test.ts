@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Fixture, WireRequest } from '../fuzz/cases';
 import { doc, operations, type Node, type Operation } from '../fuzz/spec';
 import { arrangeTarget, sendWire } from '../fuzz/target';
-import { useServer } from '../support/engines';
+import { useServer } from '../support/server';
 
 interface Cause {
   path?: Record<string, string>;

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { engines, useServer } from '../support/engines';
+import { engines } from '../support/engines';
+import { useServer } from '../support/server';
 
 describe.each(engines)('events on %s', (engine) => {
   const server = useServer(engine);

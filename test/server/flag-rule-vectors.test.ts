@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { components } from 'experimentation-api';
-import { engines, useServer } from '../support/engines';
+import { engines } from '../support/engines';
+import { useServer } from '../support/server';
 import { flagRuleVectors } from '../support/flag-rule-vectors';
 import type { TestTeam } from '../support/team';
 

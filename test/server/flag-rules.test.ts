@@ -1,7 +1,8 @@
 import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import type { components } from 'experimentation-api';
-import { engines, useServer } from '../support/engines';
+import { engines } from '../support/engines';
+import { useServer } from '../support/server';
 import { createExperiment, stopExperiment } from '../support/fixtures';
 import { expectProblem } from '../support/problems';
 import type { TestTeam } from '../support/team';

@@ -4,7 +4,8 @@
 import { describe, expect, it } from 'vitest';
 import type { components } from 'experimentation-api';
 import { createClient } from 'experimentation-api/sdk';
-import { engines, useServer } from '../support/engines';
+import { engines } from '../support/engines';
+import { useServer } from '../support/server';
 import { expectProblem } from '../support/problems';
 import type { TestTeam } from '../support/team';
 

@@ -16,7 +16,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fixedCases, randomCase, type Case, type Fixture, type WireRequest } from '../fuzz/cases';
 import { operations, validatorAt, type Operation } from '../fuzz/spec';
 import { arrangeTarget, sendWire, urlPath, type WireResponse } from '../fuzz/target';
-import { engines, useServer } from '../support/engines';
+import { engines } from '../support/engines';
+import { useServer } from '../support/server';
 import type { TestTeam } from '../support/team';
 
 const SEED = Number(process.env.FUZZ_SEED ?? 20_251_121);

@@ -1,10 +1,10 @@
 import pg from 'pg';
 import { describe, expect, it } from 'vitest';
 import { createApiClient } from 'experimentation-api';
-import { engines, useServer } from '../support/engines';
+import { engines } from '../support/engines';
 import { expectProblem } from '../support/problems';
 import { POSTGRES_ADMIN_URL } from '../support/postgres';
-import { startServer } from '../support/server';
+import { startServer, useServer } from '../support/server';
 
 describe.each(engines)('health on %s', (engine) => {
   const server = useServer(engine);

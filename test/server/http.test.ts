@@ -3,8 +3,8 @@ import { fileURLToPath } from 'node:url';
 import { gzipSync } from 'node:zlib';
 import { pino } from 'pino';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { useApp } from '../support/app';
-import { engines, useServer } from '../support/engines';
+import { engines } from '../support/engines';
+import { useServer } from '../support/server';
 import type { TestTeam } from '../support/team';
 
 /**
@@ -298,7 +298,7 @@ describe.each(engines)('the request log on %s', (engine) => {
   const server = useServer(engine);
   const lines: string[] = [];
   // A second app on the same storage whose logger writes into `lines`.
-  const baseUrl = useApp(() => server().storage, { logger: pino({ level: 'info' }, { write: (line: string) => void lines.push(line) }) });
+  const app = useServer(() => ({ beside: server(), app: { logger: pino({ level: 'info' }, { write: (line: string) => void lines.push(line) }) } }));
 
   it('when requests carry credentials, then the log has the request lines but no credential', async () => {
     const team = await server().newTeam();
@@ -311,7 +311,7 @@ describe.each(engines)('the request log on %s', (engine) => {
       { path: `/api/user?access_token=${team.token}`, credential: team.token, status: 400 },
     ];
     for (const call of calls) {
-      const response = await fetch(baseUrl() + call.path, { headers: { authorization: `Bearer ${call.credential}`, cookie: `session=${call.credential}` } });
+      const response = await fetch(app().baseUrl + call.path, { headers: { authorization: `Bearer ${call.credential}`, cookie: `session=${call.credential}` } });
       expect(response.status).toBe(call.status);
       await response.arrayBuffer();
     }
@@ -350,7 +350,7 @@ describe.each(engines)('the request log on %s', (engine) => {
 
     // Act
     for (const path of calls) {
-      const response = await fetch(baseUrl() + path, { headers: { authorization: `Bearer ${team.token}` } });
+      const response = await fetch(app().baseUrl + path, { headers: { authorization: `Bearer ${team.token}` } });
       await response.arrayBuffer();
     }
     await expect.poll(() => lines.length - before).toBeGreaterThanOrEqual(calls.length);

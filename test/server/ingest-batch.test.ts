@@ -4,7 +4,8 @@
 // PostgreSQL.
 import { afterAll, describe, expect, it } from 'vitest';
 import { setQuota } from '../../server/admin/service';
-import { engines, useServer } from '../support/engines';
+import { engines } from '../support/engines';
+import { useServer } from '../support/server';
 import { createExperiment, expectedVariant, stopExperiment } from '../support/fixtures';
 import { expectProblem } from '../support/problems';
 import { startChild, stopChild, type ChildServer } from '../support/process';

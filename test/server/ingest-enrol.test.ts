@@ -2,7 +2,8 @@
 // event is counted only where it was enrolled already (with `experiment`, only there). Both engines.
 import { describe, expect, it } from 'vitest';
 import type { components } from 'experimentation-api';
-import { engines, useServer } from '../support/engines';
+import { engines } from '../support/engines';
+import { useServer } from '../support/server';
 import { createExperiment, ingestOk } from '../support/fixtures';
 import type { TestTeam } from '../support/team';
 

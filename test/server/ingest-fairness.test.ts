@@ -4,19 +4,20 @@
 // app of the same storage; no timing is asserted. Both engines.
 import { describe, expect, it } from 'vitest';
 import { setQuota } from '../../server/admin/service';
-import { engines, useServer } from '../support/engines';
+import { engines } from '../support/engines';
+import { recordQueries, useServer } from '../support/server';
 import { createExperiment, ingestOk, stopExperiment } from '../support/fixtures';
-import { useLoggedApp } from '../support/logged-app';
 import type { TestTeam } from '../support/team';
 
 type Item = { status: number };
 
 describe.each(engines)('ingest fairness on %s', (engine) => {
   const server = useServer(engine);
-  const { statements, hook, baseUrl } = useLoggedApp(server);
+  const { statements, hook, log } = recordQueries();
+  const logged = useServer(() => ({ storageEnv: server().storageEnv, open: { log } }));
 
   function send(team: TestTeam, path: '/ingest' | '/ingest/batch', body: unknown) {
-    return fetch(`${baseUrl()}/api/teams/${team.id}${path}`, {
+    return fetch(`${logged().baseUrl}/api/teams/${team.id}${path}`, {
       method: 'POST',
       headers: { authorization: `Bearer ${team.ingestKey}`, 'content-type': 'application/json' },
       body: JSON.stringify(body),

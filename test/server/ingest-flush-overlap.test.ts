@@ -7,7 +7,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { createApiClient } from 'experimentation-api';
 import { createTeam } from '../../server/admin/service';
 import { engines } from '../support/engines';
-import { serveFreshOr } from '../support/served-storage';
+import { startServer } from '../support/server';
 
 describe.runIf(engines.includes('postgres'))('ingest flushes overlapping on postgres', () => {
   const cleanups: Array<() => Promise<void>> = [];
@@ -17,7 +17,7 @@ describe.runIf(engines.includes('postgres'))('ingest flushes overlapping on post
 
   it('when more than a flush of ingests waits while a flush writes, then the next flush opens and waits at the team lock, and every ingest is stored once', async () => {
     // Arrange: three running experiments (7 rows an ingest with an event: three batches of 100 are more than a flush of 2 000 rows), the month's usage row written
-    const { storage, baseUrl, storageEnv } = await serveFreshOr('postgres', cleanups);
+    const { storage, baseUrl, storageEnv } = await startServer({ engine: 'postgres', closeWith: cleanups });
     const made = await createTeam(storage.db, { name: 'Overlap', email: `overlap-${Date.now()}@example.com` });
     const api = createApiClient(baseUrl, made.token);
     const path = { team: made.team.id };

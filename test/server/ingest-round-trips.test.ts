@@ -5,21 +5,22 @@
 // a second app of the same storage sends (Kysely's log): a pipeline is one.
 import { describe, expect, it } from 'vitest';
 import { setQuota } from '../../server/admin/service';
-import { engines, useServer } from '../support/engines';
+import { engines } from '../support/engines';
+import { recordQueries, useServer } from '../support/server';
 import { createExperiment } from '../support/fixtures';
-import { useLoggedApp } from '../support/logged-app';
 import type { TestTeam } from '../support/team';
 
 type Item = { status: number; data?: { assignments: Array<{ experiment: string; variant: string }> } };
 
 describe.runIf(engines.includes('postgres'))('ingest round trips on postgres', () => {
   const server = useServer('postgres');
-  const { statements, baseUrl } = useLoggedApp(server);
+  const { statements, log } = recordQueries();
+  const logged = useServer(() => ({ storageEnv: server().storageEnv, open: { log } }));
 
   /** The queries the logged app sends to answer a batch of these items — past the request's authentication, one query of its own —, and the items. */
   async function batch(team: TestTeam, items: unknown[]): Promise<{ items: Item[]; queries: string[] }> {
     const from = statements.length;
-    const response = await fetch(`${baseUrl()}/api/teams/${team.id}/ingest/batch`, {
+    const response = await fetch(`${logged().baseUrl}/api/teams/${team.id}/ingest/batch`, {
       method: 'POST',
       headers: { authorization: `Bearer ${team.ingestKey}`, 'content-type': 'application/json' },
       body: JSON.stringify({ items }),

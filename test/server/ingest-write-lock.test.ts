@@ -9,7 +9,7 @@ import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { components } from 'experimentation-api';
 import { setQuota } from '../../server/admin/service';
-import { useServer } from '../support/engines';
+import { useServer } from '../support/server';
 import type { TestTeam } from '../support/team';
 
 type Item = { status: number; data?: { assignments: Array<{ experiment: string; variant: string }> } };

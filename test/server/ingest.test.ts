@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { createApiClient, type components } from 'experimentation-api';
-import { useApp } from '../support/app';
-import { engines, useServer } from '../support/engines';
+import { engines } from '../support/engines';
+import { useServer } from '../support/server';
 import { createExperiment, expectedVariant, ingestOk, stopExperiment } from '../support/fixtures';
 import type { TestTeam } from '../support/team';
 
@@ -410,13 +410,13 @@ describe.each(engines)('ingest on %s', (engine) => {
   });
 
   describe('when what ingest reads changes (each server keeps it under the stored config version)', () => {
-    const other = useApp(() => server().storage, {});
+    const other = useServer(() => ({ beside: server() }));
     type Check = (ingest: (body: IngestRequest) => Promise<{ status: number; result?: IngestOutcome }>) => Promise<void>;
     const at = (team: TestTeam, event = 'goal') => ({ params: { path: { team: team.id, experiment: 'exp', event } } });
 
     /** An ingest sent to this server and one sent to a second server on the same storage. */
     function onBothServers(team: TestTeam) {
-      return [team.ingest, createApiClient(other(), team.ingestKey)].map((client) => async (body: IngestRequest) => {
+      return [team.ingest, createApiClient(other().baseUrl, team.ingestKey)].map((client) => async (body: IngestRequest) => {
         const { data, response } = await client.POST('/api/teams/{team}/ingest', { params: { path: { team: team.id } }, body });
         return { status: response.status, result: data?.data };
       });

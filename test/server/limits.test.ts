@@ -3,7 +3,8 @@
 // The whole config is bounded too: a change that would make GET …/config answer more names its field.
 import { describe, expect, it } from 'vitest';
 import { TEAM_LIMITS } from '../../server/teams/limits';
-import { engines, useServer } from '../support/engines';
+import { engines } from '../support/engines';
+import { useServer } from '../support/server';
 import { createExperiment, inParallel } from '../support/fixtures';
 import type { TestTeam } from '../support/team';
 

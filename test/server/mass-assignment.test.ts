@@ -1,7 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { engines, useServer } from '../support/engines';
+import { engines } from '../support/engines';
+import { useServer } from '../support/server';
 import type { TestTeam } from '../support/team';
 
 /**

@@ -3,7 +3,8 @@ import { createApiClient } from 'experimentation-api';
 import { createToken, setRole } from '../../server/admin/service';
 import { MEMBER_ROLES, reaches, type MemberRole } from '../../domain/member-roles';
 import { operations, pathExamples, pathOf, type ContractOperation } from '../support/contract-operations';
-import { engines, useServer } from '../support/engines';
+import { engines } from '../support/engines';
+import { useServer } from '../support/server';
 import { bodyOrFirstMessage } from '../support/event-stream';
 import type { TestTeam } from '../support/team';
 

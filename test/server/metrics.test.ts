@@ -3,7 +3,8 @@
 // concurrent ingests, batches, unenrolments and deletions, on both engines — and the daily
 // roll-up adds up to them.
 import { describe, expect, it } from 'vitest';
-import { engines, useServer } from '../support/engines';
+import { engines } from '../support/engines';
+import { useServer } from '../support/server';
 import { inParallel, ingestOk } from '../support/fixtures';
 import type { TestServer } from '../support/server';
 import type { TestTeam } from '../support/team';

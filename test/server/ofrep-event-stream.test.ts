@@ -6,8 +6,8 @@ import { rotateIngestKey } from '../../server/admin/service';
 import { hashCredential } from '../../server/auth/credentials';
 import { ConfigStreams } from '../../server/config/streams';
 import { streamToken } from '../../server/ofrep/stream-token';
-import { useApp } from '../support/app';
-import { engines, useServer } from '../support/engines';
+import { engines } from '../support/engines';
+import { useServer } from '../support/server';
 import { StreamReader } from '../support/event-stream';
 import { ofrepErrors } from '../support/ofrep-schemas';
 import type { TestTeam } from '../support/team';
@@ -18,10 +18,10 @@ type Bulk = { flags: Array<{ key: string; value?: unknown }>; eventStreams: Arra
 
 describe.each(engines)('OFREP event stream on %s', (engine) => {
   const server = useServer(engine);
-  const limited = useApp(() => server().storage, { ofrepStreams: new ConfigStreams({ perCredential: 2, perProcess: 100 }, 'OFREP event streams') });
+  const limited = useServer(() => ({ beside: server(), app: { ofrepStreams: new ConfigStreams({ perCredential: 2, perProcess: 100 }, 'OFREP event streams') } }));
   // The same storage, its reads of the teams table counted as they reach the database.
   let teamReads = 0;
-  const counted = useApp(() => ({ ...server().storage, db: server().storage.db.withPlugin(countingTeamReads(() => teamReads++)) }), {});
+  const counted = useServer(() => ({ beside: server(), storage: { ...server().storage, db: server().storage.db.withPlugin(countingTeamReads(() => teamReads++)) } }));
 
   function evaluateAll(team: TestTeam, headers: Record<string, string> = {}, query = '') {
     return fetch(`${server().baseUrl}/api/teams/${team.id}/ofrep/v1/evaluate/flags${query}`, {
@@ -97,7 +97,7 @@ describe.each(engines)('OFREP event stream on %s', (engine) => {
   it('when a flag flips under 20 open streams of a team, then they share one read of the team\'s row instead of one each', async () => {
     const team = await flagTeam();
     const bulk = (await (await evaluateAll(team)).json()) as Bulk;
-    const opened = await Promise.all(Array.from({ length: 20 }, () => open(counted(), bulk.eventStreams[0]!.endpoint.requestUri)));
+    const opened = await Promise.all(Array.from({ length: 20 }, () => open(counted().baseUrl, bulk.eventStreams[0]!.endpoint.requestUri)));
     const streams = opened.map(({ stream }) => stream!);
     try {
       await expect.poll(() => streams.every((stream) => notices(stream).length === 1), WITHIN).toBe(true);
@@ -165,18 +165,18 @@ describe.each(engines)('OFREP event stream on %s', (engine) => {
   it('when one ingest key holds as many event streams as it may, then one more is 429 with Retry-After, and a closed one frees its slot', async () => {
     const team = await flagTeam();
     const requestUri = ((await (await evaluateAll(team)).json()) as Bulk).eventStreams[0]!.endpoint.requestUri;
-    const held = [await open(limited(), requestUri), await open(limited(), requestUri)];
+    const held = [await open(limited().baseUrl, requestUri), await open(limited().baseUrl, requestUri)];
     try {
       expect(held.map(({ response }) => response.status)).toEqual([200, 200]);
-      const refused = await open(limited(), requestUri);
+      const refused = await open(limited().baseUrl, requestUri);
       expect(refused.response.status).toBe(429);
       expect(refused.response.headers.get('retry-after')).toMatch(/^[0-9]+$/);
       // The key in Authorization counts against the same slots.
-      expect((await open(limited(), `/api/teams/${team.id}/ofrep/v1/event-stream`, { Authorization: `Bearer ${team.ingestKey}` })).response.status).toBe(429);
+      expect((await open(limited().baseUrl, `/api/teams/${team.id}/ofrep/v1/event-stream`, { Authorization: `Bearer ${team.ingestKey}` })).response.status).toBe(429);
       await held.pop()!.stream!.close();
       await expect
         .poll(async () => {
-          const again = await open(limited(), requestUri);
+          const again = await open(limited().baseUrl, requestUri);
           if (again.stream) held.push(again);
           return again.response.status;
         }, WITHIN)

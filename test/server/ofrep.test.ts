@@ -5,8 +5,8 @@ import { OFREPProvider } from '@openfeature/ofrep-provider';
 import { OpenFeature, type Client, type EvaluationContext } from '@openfeature/server-sdk';
 import { describe, expect, it } from 'vitest';
 import type { components } from 'experimentation-api';
-import { useApp } from '../support/app';
-import { engines, useServer } from '../support/engines';
+import { engines } from '../support/engines';
+import { useServer } from '../support/server';
 import { createExperiment, expectedVariant } from '../support/fixtures';
 import { ofrepErrors } from '../support/ofrep-schemas';
 import type { TestTeam } from '../support/team';
@@ -232,15 +232,15 @@ describe.each(engines)('OFREP endpoints on %s', (engine) => {
   });
 
   describe('over the rate limit', () => {
-    const limited = useApp(() => server().storage, { rateLimit: { enabled: true, windowSeconds: 60, perCredential: 1, perAddress: 1000, keys: 1000 } });
+    const limited = useServer(() => ({ beside: server(), app: { rateLimit: { enabled: true, windowSeconds: 60, perCredential: 1, perAddress: 1000, keys: 1000 } } }));
 
     it('when the budget is used up, then the answer is 429 with Retry-After, and the provider pauses until then', async () => {
       const team = await arranged();
-      const client = await openFeatureClient(team, undefined, limited());
+      const client = await openFeatureClient(team, undefined, limited().baseUrl);
 
       const answers = [];
       for (let i = 0; i < 3; i++) answers.push(await client.getBooleanDetails('new_checkout', false, { targetingKey: 'u' }));
-      const raw = await fetch(`${limited()}/api/teams/${team.id}/ofrep/v1/evaluate/flags`, {
+      const raw = await fetch(`${limited().baseUrl}/api/teams/${team.id}/ofrep/v1/evaluate/flags`, {
         method: 'POST',
         headers: { 'X-API-Key': team.ingestKey, 'Content-Type': 'application/json' },
         body: '{}',

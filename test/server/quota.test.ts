@@ -1,9 +1,9 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import type { components } from 'experimentation-api';
 import { setQuota } from '../../server/admin/service';
-import { engines, useServer } from '../support/engines';
+import { engines } from '../support/engines';
 import { startChild, stopChild, type ChildServer } from '../support/process';
-import { startServer, type TestServer } from '../support/server';
+import { startServer, type TestServer, useServer } from '../support/server';
 import { type TestTeam } from '../support/team';
 
 type IngestRequest = components['schemas']['IngestRequest'];

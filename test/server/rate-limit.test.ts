@@ -4,8 +4,8 @@ import { request as httpRequest, type IncomingHttpHeaders } from 'node:http';
 import { fileURLToPath } from 'node:url';
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { RateLimitSettings } from '../../server/settings/settings';
-import { useApp } from '../support/app';
-import { engines, useServer } from '../support/engines';
+import { engines } from '../support/engines';
+import { useServer } from '../support/server';
 import type { TestTeam } from '../support/team';
 
 /**
@@ -122,7 +122,7 @@ describe('the contract', () => {
 describe.each(engines)('rate limits on %s', (engine) => {
   const server = useServer(engine);
   const limits: RateLimitSettings = { enabled: true, windowSeconds: 60, perCredential: 5, perAddress: 4 };
-  const baseUrl = useApp(() => server().storage, { rateLimit: limits });
+  const app = useServer(() => ({ beside: server(), app: { rateLimit: limits } }));
   let team: TestTeam;
   let other: TestTeam;
 
@@ -134,16 +134,16 @@ describe.each(engines)('rate limits on %s', (engine) => {
   it('when a credential calls, then its first request counts against the address and the next against its own budget, Remaining going down on 2xx and 4xx', async () => {
     const caller = await server().newTeam();
     const from = '127.0.0.10';
-    const first = await call(baseUrl(), '/api/user', { token: caller.token, from });
+    const first = await call(app().baseUrl, '/api/user', { token: caller.token, from });
     expect(first.status).toBe(200);
     expect(budget(first)).toMatchObject({ limit: limits.perAddress, remaining: limits.perAddress - 1 });
 
     const answers = [
-      await call(baseUrl(), '/api/user', { token: caller.token, from }),
-      await call(baseUrl(), `/api/teams/${caller.id}/events?colour=green`, { token: caller.token, from }),
-      await call(baseUrl(), '/api/teams/999999999', { token: caller.token, from }),
-      await call(baseUrl(), '/api/user', { token: caller.token, from, method: 'PATCH' }),
-      await call(baseUrl(), '/api/nothing-here', { token: caller.token, from }),
+      await call(app().baseUrl, '/api/user', { token: caller.token, from }),
+      await call(app().baseUrl, `/api/teams/${caller.id}/events?colour=green`, { token: caller.token, from }),
+      await call(app().baseUrl, '/api/teams/999999999', { token: caller.token, from }),
+      await call(app().baseUrl, '/api/user', { token: caller.token, from, method: 'PATCH' }),
+      await call(app().baseUrl, '/api/nothing-here', { token: caller.token, from }),
     ];
     expect(answers.map((answer) => answer.status)).toEqual([200, 400, 404, 405, 404]);
     expect(answers.map((answer) => budget(answer).limit)).toEqual(Array(5).fill(limits.perCredential));
@@ -156,9 +156,9 @@ describe.each(engines)('rate limits on %s', (engine) => {
 
   it('when a credential has used its budget, then 429 problem, and the create that was over budget created nothing', async () => {
     const from = '127.0.0.11';
-    expect((await call(baseUrl(), '/api/user', { token: team.token, from })).status).toBe(200); // counted against the address
+    expect((await call(app().baseUrl, '/api/user', { token: team.token, from })).status).toBe(200); // counted against the address
     const create = (key: string) =>
-      call(baseUrl(), `/api/teams/${team.id}/events`, {
+      call(app().baseUrl, `/api/teams/${team.id}/events`, {
         method: 'POST',
         token: team.token,
         from,
@@ -176,10 +176,10 @@ describe.each(engines)('rate limits on %s', (engine) => {
     expect((over.body as { detail: string }).detail).toMatch(/^This credential has used its 5 requests of the current minute/);
 
     // Nothing runs before the count: not the body parser, the routing or the validator.
-    const malformed = await call(baseUrl(), `/api/teams/${team.id}/events`, { method: 'POST', token: team.token, from, headers: { 'content-type': 'application/json' }, body: '{"key":' });
+    const malformed = await call(app().baseUrl, `/api/teams/${team.id}/events`, { method: 'POST', token: team.token, from, headers: { 'content-type': 'application/json' }, body: '{"key":' });
     expectRateLimited(malformed, limits.perCredential, limits.windowSeconds);
-    expectRateLimited(await call(baseUrl(), '/api/nothing-here', { token: team.token, from }), limits.perCredential, limits.windowSeconds);
-    expectRateLimited(await call(baseUrl(), '/api/user', { token: team.token, from, method: 'PATCH' }), limits.perCredential, limits.windowSeconds);
+    expectRateLimited(await call(app().baseUrl, '/api/nothing-here', { token: team.token, from }), limits.perCredential, limits.windowSeconds);
+    expectRateLimited(await call(app().baseUrl, '/api/user', { token: team.token, from, method: 'PATCH' }), limits.perCredential, limits.windowSeconds);
 
     // The budgets are this process's: the test's own server (another process, as far as budgets go) still answers.
     const path = { team: team.id };
@@ -191,16 +191,16 @@ describe.each(engines)('rate limits on %s', (engine) => {
 
   it('when one credential is over budget, then another token and the same team’s ingest key still work, on budgets of their own', async () => {
     const from = '127.0.0.12';
-    expect((await call(baseUrl(), '/api/user', { token: team.token, from })).status).toBe(429);
+    expect((await call(app().baseUrl, '/api/user', { token: team.token, from })).status).toBe(429);
 
     const ingest = [
-      await call(baseUrl(), `/api/teams/${team.id}/config`, { token: team.ingestKey, from }),
-      await call(baseUrl(), `/api/teams/${team.id}/config`, { token: team.ingestKey, from }),
+      await call(app().baseUrl, `/api/teams/${team.id}/config`, { token: team.ingestKey, from }),
+      await call(app().baseUrl, `/api/teams/${team.id}/config`, { token: team.ingestKey, from }),
     ];
     expect(ingest.map((answer) => answer.status)).toEqual([200, 200]);
     expect(budget(ingest[1])).toMatchObject({ limit: limits.perCredential, remaining: limits.perCredential - 1 });
 
-    const another = [await call(baseUrl(), '/api/user', { token: other.token, from }), await call(baseUrl(), '/api/user', { token: other.token, from })];
+    const another = [await call(app().baseUrl, '/api/user', { token: other.token, from }), await call(app().baseUrl, '/api/user', { token: other.token, from })];
     expect(another.map((answer) => answer.status)).toEqual([200, 200]);
     expect(budget(another[1])).toMatchObject({ limit: limits.perCredential, remaining: limits.perCredential - 1 });
   });
@@ -208,22 +208,22 @@ describe.each(engines)('rate limits on %s', (engine) => {
   it('when calls come without a credential, then they count per client address: one address at 429 leaves another and credentials alone', async () => {
     const from = '127.0.0.20';
     for (let i = 1; i <= limits.perAddress; i++) {
-      const answer = await call(baseUrl(), '/api/health', { from });
+      const answer = await call(app().baseUrl, '/api/health', { from });
       expect(answer.status).toBe(200);
       expect(budget(answer)).toMatchObject({ limit: limits.perAddress, remaining: limits.perAddress - i });
     }
-    const over = await call(baseUrl(), '/api/health', { from });
+    const over = await call(app().baseUrl, '/api/health', { from });
     expectRateLimited(over, limits.perAddress, limits.windowSeconds);
     expect((over.body as { detail: string }).detail).toMatch(/^This client address/);
 
-    const elsewhere = await call(baseUrl(), '/api/health', { from: '127.0.0.21' });
+    const elsewhere = await call(app().baseUrl, '/api/health', { from: '127.0.0.21' });
     expect(elsewhere.status).toBe(200);
     expect(budget(elsewhere)).toMatchObject({ limit: limits.perAddress, remaining: limits.perAddress - 1 });
 
     // A credential already seen to authenticate has its own budget, from any address.
-    const known = await call(baseUrl(), `/api/teams/${other.id}/config`, { token: other.ingestKey, from: '127.0.0.22' });
+    const known = await call(app().baseUrl, `/api/teams/${other.id}/config`, { token: other.ingestKey, from: '127.0.0.22' });
     expect(known.status).toBe(200);
-    const withCredential = await call(baseUrl(), `/api/teams/${other.id}/config`, { token: other.ingestKey, from });
+    const withCredential = await call(app().baseUrl, `/api/teams/${other.id}/config`, { token: other.ingestKey, from });
     expect(withCredential.status).toBe(200);
     expect(budget(withCredential).limit).toBe(limits.perCredential);
   });
@@ -231,10 +231,10 @@ describe.each(engines)('rate limits on %s', (engine) => {
   it('when credentials are invalid (unknown, forged or malformed), then they count against the address, and 429 once it is used up', async () => {
     const from = '127.0.0.30';
     const answers = [
-      await call(baseUrl(), '/api/user', { token: forged(), from }),
-      await call(baseUrl(), '/api/user', { token: forged(), from }),
-      await call(baseUrl(), '/api/user', { headers: { authorization: 'Basic dXNlcjpwYXNz' }, from }),
-      await call(baseUrl(), '/api/health', { token: forged(), from }),
+      await call(app().baseUrl, '/api/user', { token: forged(), from }),
+      await call(app().baseUrl, '/api/user', { token: forged(), from }),
+      await call(app().baseUrl, '/api/user', { headers: { authorization: 'Basic dXNlcjpwYXNz' }, from }),
+      await call(app().baseUrl, '/api/health', { token: forged(), from }),
     ];
     expect(answers.map((answer) => answer.status)).toEqual([401, 401, 401, 401]);
     expect(answers.map((answer) => budget(answer))).toEqual(
@@ -242,15 +242,15 @@ describe.each(engines)('rate limits on %s', (engine) => {
     );
 
     // Another made-up credential gets no budget of its own: 429, not 401 — no lookup is made.
-    expectRateLimited(await call(baseUrl(), '/api/user', { token: forged(), from }), limits.perAddress, limits.windowSeconds);
-    expectRateLimited(await call(baseUrl(), '/api/health', { from }), limits.perAddress, limits.windowSeconds);
+    expectRateLimited(await call(app().baseUrl, '/api/user', { token: forged(), from }), limits.perAddress, limits.windowSeconds);
+    expectRateLimited(await call(app().baseUrl, '/api/health', { from }), limits.perAddress, limits.windowSeconds);
 
     // A valid credential this process has not yet seen authenticate is judged by its address too …
     const fresh = await server().newTeam();
-    expectRateLimited(await call(baseUrl(), '/api/user', { token: fresh.token, from }), limits.perAddress, limits.windowSeconds);
+    expectRateLimited(await call(app().baseUrl, '/api/user', { token: fresh.token, from }), limits.perAddress, limits.windowSeconds);
     // … until it has authenticated once (from elsewhere); then it has its own budget everywhere.
-    expect((await call(baseUrl(), '/api/user', { token: fresh.token, from: '127.0.0.31' })).status).toBe(200);
-    const own = await call(baseUrl(), '/api/user', { token: fresh.token, from });
+    expect((await call(app().baseUrl, '/api/user', { token: fresh.token, from: '127.0.0.31' })).status).toBe(200);
+    const own = await call(app().baseUrl, '/api/user', { token: fresh.token, from });
     expect(own.status).toBe(200);
     expect(budget(own)).toMatchObject({ limit: limits.perCredential, remaining: limits.perCredential - 1 });
   });
@@ -260,29 +260,29 @@ describe.each(engines)('rate limit windows and switches on %s', (engine) => {
   const server = useServer(engine);
   // Short, but long enough that a busy machine's pauses do not split the first calls across two windows.
   const shortSettings: RateLimitSettings = { enabled: true, windowSeconds: 4, perCredential: 2, perAddress: 2 };
-  const shortWindow = useApp(() => server().storage, { rateLimit: shortSettings });
-  const disabled = useApp(() => server().storage, { rateLimit: { ...shortSettings, enabled: false } });
-  const behindProxy = useApp(() => server().storage, { rateLimit: { ...shortSettings, windowSeconds: 60 }, trustProxy: 'loopback' });
-  const notBehindProxy = useApp(() => server().storage, { rateLimit: { ...shortSettings, windowSeconds: 60 } });
+  const shortWindow = useServer(() => ({ beside: server(), app: { rateLimit: shortSettings } }));
+  const disabled = useServer(() => ({ beside: server(), app: { rateLimit: { ...shortSettings, enabled: false } } }));
+  const behindProxy = useServer(() => ({ beside: server(), app: { rateLimit: { ...shortSettings, windowSeconds: 60 }, trustProxy: 'loopback' } }));
+  const notBehindProxy = useServer(() => ({ beside: server(), app: { rateLimit: { ...shortSettings, windowSeconds: 60 } } }));
 
   it('when the window ends, then the budget is full again', async () => {
     const team = await server().newTeam();
     const from = '127.0.0.40';
-    expect((await call(shortWindow(), '/api/user', { token: team.token, from })).status).toBe(200); // counted against the address
-    expect((await call(shortWindow(), '/api/user', { token: team.token, from })).status).toBe(200);
-    expect((await call(shortWindow(), '/api/user', { token: team.token, from })).status).toBe(200);
-    const over = await call(shortWindow(), '/api/user', { token: team.token, from });
+    expect((await call(shortWindow().baseUrl, '/api/user', { token: team.token, from })).status).toBe(200); // counted against the address
+    expect((await call(shortWindow().baseUrl, '/api/user', { token: team.token, from })).status).toBe(200);
+    expect((await call(shortWindow().baseUrl, '/api/user', { token: team.token, from })).status).toBe(200);
+    const over = await call(shortWindow().baseUrl, '/api/user', { token: team.token, from });
     expectRateLimited(over, shortSettings.perCredential, shortSettings.windowSeconds);
 
-    expect((await call(shortWindow(), '/api/health', { from: '127.0.0.41' })).status).toBe(200);
-    expect((await call(shortWindow(), '/api/health', { from: '127.0.0.41' })).status).toBe(200);
-    expectRateLimited(await call(shortWindow(), '/api/health', { from: '127.0.0.41' }), shortSettings.perAddress, shortSettings.windowSeconds);
+    expect((await call(shortWindow().baseUrl, '/api/health', { from: '127.0.0.41' })).status).toBe(200);
+    expect((await call(shortWindow().baseUrl, '/api/health', { from: '127.0.0.41' })).status).toBe(200);
+    expectRateLimited(await call(shortWindow().baseUrl, '/api/health', { from: '127.0.0.41' }), shortSettings.perAddress, shortSettings.windowSeconds);
 
     await sleep(shortSettings.windowSeconds * 1000 + 100);
-    const again = await call(shortWindow(), '/api/user', { token: team.token, from });
+    const again = await call(shortWindow().baseUrl, '/api/user', { token: team.token, from });
     expect(again.status).toBe(200);
     expect(budget(again)).toMatchObject({ limit: shortSettings.perCredential, remaining: shortSettings.perCredential - 1 });
-    const health = await call(shortWindow(), '/api/health', { from: '127.0.0.41' });
+    const health = await call(shortWindow().baseUrl, '/api/health', { from: '127.0.0.41' });
     expect(health.status).toBe(200);
     expect(budget(health)).toMatchObject({ limit: shortSettings.perAddress, remaining: shortSettings.perAddress - 1 });
   });
@@ -291,9 +291,9 @@ describe.each(engines)('rate limit windows and switches on %s', (engine) => {
     const team = await server().newTeam();
     const answers = [];
     for (let i = 0; i < 5; i++) {
-      answers.push(await call(disabled(), '/api/health', { from: '127.0.0.42' }));
-      answers.push(await call(disabled(), '/api/user', { token: team.token, from: '127.0.0.42' }));
-      answers.push(await call(disabled(), '/api/user', { token: forged(), from: '127.0.0.42' }));
+      answers.push(await call(disabled().baseUrl, '/api/health', { from: '127.0.0.42' }));
+      answers.push(await call(disabled().baseUrl, '/api/user', { token: team.token, from: '127.0.0.42' }));
+      answers.push(await call(disabled().baseUrl, '/api/user', { token: forged(), from: '127.0.0.42' }));
     }
     expect(new Set(answers.map((answer) => answer.status))).toEqual(new Set([200, 401]));
     for (const answer of answers) {
@@ -303,13 +303,13 @@ describe.each(engines)('rate limit windows and switches on %s', (engine) => {
   });
 
   it('when TRUST_PROXY names the proxy, then X-Forwarded-For tells the addresses apart; when it does not, X-Forwarded-For is ignored', async () => {
-    const viaProxy = (address: string) => call(behindProxy(), '/api/health', { headers: { 'x-forwarded-for': address }, from: '127.0.0.50' });
+    const viaProxy = (address: string) => call(behindProxy().baseUrl, '/api/health', { headers: { 'x-forwarded-for': address }, from: '127.0.0.50' });
     expect((await viaProxy('203.0.113.7')).status).toBe(200);
     expect((await viaProxy('203.0.113.7')).status).toBe(200);
     expect((await viaProxy('203.0.113.7')).status).toBe(429);
     expect((await viaProxy('203.0.113.8')).status).toBe(200);
 
-    const spoofing = (address: string) => call(notBehindProxy(), '/api/health', { headers: { 'x-forwarded-for': address }, from: '127.0.0.51' });
+    const spoofing = (address: string) => call(notBehindProxy().baseUrl, '/api/health', { headers: { 'x-forwarded-for': address }, from: '127.0.0.51' });
     expect((await spoofing('203.0.113.7')).status).toBe(200);
     expect((await spoofing('203.0.113.8')).status).toBe(200);
     expect((await spoofing('203.0.113.9')).status).toBe(429);
@@ -317,7 +317,7 @@ describe.each(engines)('rate limit windows and switches on %s', (engine) => {
 
   it('when a path is outside /api, then it is not counted and has no RateLimit-* header', async () => {
     for (let i = 0; i < 3; i++) {
-      const answer = await call(shortWindow(), '/openapi.json', { from: '127.0.0.43' });
+      const answer = await call(shortWindow().baseUrl, '/openapi.json', { from: '127.0.0.43' });
       expect(answer.status).toBe(200);
       expect(answer.headers['ratelimit-limit']).toBeUndefined();
     }
@@ -328,30 +328,30 @@ describe('the rate limiter’s memory (RATE_LIMIT_KEYS)', () => {
   const server = useServer('sqlite');
   // A flood of addresses or credentials cannot grow the process: past `keys` the oldest are forgotten.
   const bounded: RateLimitSettings = { enabled: true, windowSeconds: 3600, perCredential: 50, perAddress: 5, keys: 3 };
-  const baseUrl = useApp(() => server().storage, { rateLimit: bounded, trustProxy: 'loopback' });
+  const app = useServer(() => ({ beside: server(), app: { rateLimit: bounded, trustProxy: 'loopback' } }));
   const from = (address: string) => ({ headers: { 'x-forwarded-for': address }, from: '127.0.0.60' });
 
   it('when more addresses call in a window than it counts, then the address counted first is forgotten and its budget starts again', async () => {
-    expect(budget(await call(baseUrl(), '/api/health', from('198.51.100.1'))).remaining).toBe(4);
-    expect(budget(await call(baseUrl(), '/api/health', from('198.51.100.1'))).remaining).toBe(3);
+    expect(budget(await call(app().baseUrl, '/api/health', from('198.51.100.1'))).remaining).toBe(4);
+    expect(budget(await call(app().baseUrl, '/api/health', from('198.51.100.1'))).remaining).toBe(3);
     // Two more fit beside it: it is still counted.
-    for (const address of ['198.51.100.2', '198.51.100.3']) await call(baseUrl(), '/api/health', from(address));
-    expect(budget(await call(baseUrl(), '/api/health', from('198.51.100.1'))).remaining).toBe(2);
+    for (const address of ['198.51.100.2', '198.51.100.3']) await call(app().baseUrl, '/api/health', from(address));
+    expect(budget(await call(app().baseUrl, '/api/health', from('198.51.100.1'))).remaining).toBe(2);
 
-    for (const address of ['198.51.100.4', '198.51.100.5', '198.51.100.6']) await call(baseUrl(), '/api/health', from(address));
+    for (const address of ['198.51.100.4', '198.51.100.5', '198.51.100.6']) await call(app().baseUrl, '/api/health', from(address));
 
-    expect(budget(await call(baseUrl(), '/api/health', from('198.51.100.1'))).remaining).toBe(4);
+    expect(budget(await call(app().baseUrl, '/api/health', from('198.51.100.1'))).remaining).toBe(4);
   });
 
   it('when more credentials authenticate than it remembers, then the first is forgotten and counts against its address again', async () => {
     const teams = await Promise.all(Array.from({ length: 7 }, () => server().newTeam()));
     const [first, ...others] = teams;
     const at = from('198.51.100.20');
-    await call(baseUrl(), '/api/user', { token: first!.token, ...at });
-    expect(budget(await call(baseUrl(), '/api/user', { token: first!.token, ...at })).limit).toBe(bounded.perCredential);
+    await call(app().baseUrl, '/api/user', { token: first!.token, ...at });
+    expect(budget(await call(app().baseUrl, '/api/user', { token: first!.token, ...at })).limit).toBe(bounded.perCredential);
 
-    for (const [i, team] of others.entries()) expect((await call(baseUrl(), '/api/user', { token: team.token, ...from(`198.51.100.${30 + i}`) })).status).toBe(200);
+    for (const [i, team] of others.entries()) expect((await call(app().baseUrl, '/api/user', { token: team.token, ...from(`198.51.100.${30 + i}`) })).status).toBe(200);
 
-    expect(budget(await call(baseUrl(), '/api/user', { token: first!.token, ...at })).limit).toBe(bounded.perAddress);
+    expect(budget(await call(app().baseUrl, '/api/user', { token: first!.token, ...at })).limit).toBe(bounded.perAddress);
   });
 });

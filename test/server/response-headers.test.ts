@@ -7,8 +7,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fixedCases, type Case, type Fixture, type WireRequest } from '../fuzz/cases';
 import { child, deref, doc, operations, validatorAt, type Node, type Operation } from '../fuzz/spec';
 import { arrangeTarget, sendWire } from '../fuzz/target';
-import { useApp } from '../support/app';
-import { engines, useServer } from '../support/engines';
+import { engines } from '../support/engines';
+import { useServer } from '../support/server';
 import type { TestTeam } from '../support/team';
 
 /** What of `headers` breaks what the document declares on the `status` answer of `op`. */
@@ -78,13 +78,13 @@ describe.each(engines)('the declared response headers on %s', (engine) => {
   });
 
   describe('with a budget of 2 requests per client address', () => {
-    const baseUrl = useApp(() => server().storage, { rateLimit: { enabled: true, windowSeconds: 3600, perCredential: 2, perAddress: 2 } });
+    const app = useServer(() => ({ beside: server(), app: { rateLimit: { enabled: true, windowSeconds: 3600, perCredential: 2, perAddress: 2 } } }));
 
     it('when the budget is used up, then the 429 carries the headers its response declares, Retry-After among them', async () => {
       const health = operations.find((op) => op.operationId === 'health_get')!;
       const request = { method: 'GET', path: {}, query: '' };
       const answers = [];
-      for (let i = 0; i < 3; i++) answers.push(await sendWire(baseUrl(), agent, health, request));
+      for (let i = 0; i < 3; i++) answers.push(await sendWire(app().baseUrl, agent, health, request));
 
       expect(answers.map((answer) => answer.status)).toEqual([200, 200, 429]);
       for (const answer of answers) expect(headerBreaches(health, answer.status, answer.headers)).toEqual([]);

@@ -2,7 +2,8 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { components } from 'experimentation-api';
 import { confidenceSequence } from '../../domain/sequential';
 import { setClock } from '../../server/storage/values';
-import { engines, useServer } from '../support/engines';
+import { engines } from '../support/engines';
+import { useServer } from '../support/server';
 import { expectProblem } from '../support/problems';
 import type { TestTeam } from '../support/team';
 

@@ -3,7 +3,8 @@ import type { components } from 'experimentation-api';
 import { createClient } from 'experimentation-api/sdk';
 import { evaluateConfig } from '../../domain/evaluation';
 import { rolloutArm } from '../../domain/rollout-arms';
-import { engines, useServer } from '../support/engines';
+import { engines } from '../support/engines';
+import { useServer } from '../support/server';
 import type { TestTeam } from '../support/team';
 
 type RolloutCreate = components['schemas']['RolloutCreate'];

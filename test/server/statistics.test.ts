@@ -1,6 +1,7 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { components } from 'experimentation-api';
-import { engines, useServer } from '../support/engines';
+import { engines } from '../support/engines';
+import { useServer } from '../support/server';
 import { inParallel } from '../support/fixtures';
 import { expectProblem } from '../support/problems';
 import type { TestTeam } from '../support/team';

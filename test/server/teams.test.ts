@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { createApiClient, type components } from 'experimentation-api';
 import { createTeam, setQuota } from '../../server/admin/service';
-import { engines, useServer } from '../support/engines';
+import { engines } from '../support/engines';
+import { useServer } from '../support/server';
 import { expectProblem } from '../support/problems';
 import type { TestTeam } from '../support/team';
 

@@ -12,7 +12,8 @@ import { ingest, ingestion } from '../../server/ingest/service';
 import { ingestKeyWindowFromEnv } from '../../server/settings/settings';
 import { unenrol } from '../../server/participants/service';
 import { findTeam } from '../../server/teams/store';
-import { engines, useServer } from '../support/engines';
+import { engines } from '../support/engines';
+import { useServer } from '../support/server';
 import { createExperiment } from '../support/fixtures';
 
 const ROUNDS = 50;

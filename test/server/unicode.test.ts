@@ -2,7 +2,8 @@
 // JSON, a C1 control or a bidirectional override in a participant key, and team ids written
 // other than as plain decimal numbers are each a 400 naming the field, and store nothing.
 import { describe, expect, it } from 'vitest';
-import { engines, useServer } from '../support/engines';
+import { engines } from '../support/engines';
+import { useServer } from '../support/server';
 import { createExperiment } from '../support/fixtures';
 import { expectProblem } from '../support/problems';
 import type { TestTeam } from '../support/team';

@@ -9,7 +9,8 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { engines } from '../support/engines';
 import type { TestTeam } from '../support/team';
-import { startWebhookServer, until, type WebhookServer } from '../support/webhooks';
+import { startWebhookServer, until } from '../support/webhooks';
+import type { TestServer } from '../support/server';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
 const page = readFileSync(join(root, 'docs/audit-log-and-webhooks.md'), 'utf8');
@@ -55,7 +56,7 @@ describe('the docs\' TypeScript webhook receiver', () => {
   });
 
   describe.each(engines)('on %s', (engine) => {
-    let server: WebhookServer;
+    let server: TestServer;
     let team: TestTeam;
     let receiver: ChildProcess | undefined;
     let output = '';

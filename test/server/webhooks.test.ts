@@ -4,12 +4,13 @@ import type { components } from 'experimentation-api';
 import { ADMIN_CLI, record } from '../../server/audit/service';
 import { engines } from '../support/engines';
 import type { TestTeam } from '../support/team';
-import { QUICK, startReceiver, startWebhookServer, until, type Receiver, type WebhookServer } from '../support/webhooks';
+import { QUICK, startReceiver, startWebhookServer, until, type Receiver } from '../support/webhooks';
+import type { TestServer } from '../support/server';
 
 type AuditEntry = components['schemas']['AuditEntry'];
 
 describe.each(engines)('webhooks on %s', (engine) => {
-  let server: WebhookServer;
+  let server: TestServer;
   let team: TestTeam;
   let receiver: Receiver;
 
@@ -259,7 +260,7 @@ describe.each(engines)('webhooks on %s', (engine) => {
 });
 
 describe.each(engines)('webhook address safety on %s', (engine) => {
-  let server: WebhookServer;
+  let server: TestServer;
   let team: TestTeam;
   let receiver: Receiver;
   beforeAll(async () => {
@@ -285,7 +286,7 @@ describe.each(engines)('webhook address safety on %s', (engine) => {
 });
 
 describe.each(engines)('webhook delivery to a name re-pointed at a private address on %s', (engine) => {
-  let server: WebhookServer;
+  let server: TestServer;
   let receiver: Receiver;
   beforeAll(async () => {
     // The endpoint was taken (the API allows private addresses here), but the worker checks again before each delivery and does not.
@@ -311,7 +312,7 @@ describe.each(engines)('webhook delivery to a name re-pointed at a private addre
 });
 
 describe.each(engines)('webhook secret rotated with no overlap on %s', (engine) => {
-  let server: WebhookServer;
+  let server: TestServer;
   let receiver: Receiver;
   beforeAll(async () => {
     server = await startWebhookServer(engine, { ...QUICK, secretOverlapMs: 0 });

@@ -4,7 +4,7 @@ import { createApiClient } from 'experimentation-api';
 import { createTeam } from '../../server/admin/service';
 import { migrationsOf, type Storage } from '../../server/storage/database';
 import type { StorageEnv } from '../support/storage';
-import { serveFreshOr } from '../support/served-storage';
+import { startServer } from '../support/server';
 
 /**
  * PostgreSQL checks an enrolment's variant with its team and experiment in one foreign key, and
@@ -18,7 +18,7 @@ describe('composite foreign keys on postgres', () => {
     for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
   });
 
-  const serve = (storageEnv?: StorageEnv) => serveFreshOr('postgres', cleanups, storageEnv);
+  const serve = (storageEnv?: StorageEnv) => startServer({ engine: 'postgres', storageEnv, closeWith: cleanups });
 
 
   /** Two running experiments on `purchase`; 20 participants enrolled in both, half of them converted on `purchase`, a quarter on `share`. */

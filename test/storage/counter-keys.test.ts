@@ -6,7 +6,7 @@ import { migrationsOf, type Storage } from '../../server/storage/database';
 import type { Engine } from '../../server/storage/engine';
 import { engines } from '../support/engines';
 import type { StorageEnv } from '../support/storage';
-import { serveFreshOr } from '../support/served-storage';
+import { startServer } from '../support/server';
 
 const COUNTERS = ['variant_event_counts', 'daily_variant_counts', 'daily_variant_event_counts'] as const;
 
@@ -22,7 +22,7 @@ function suite(engine: Engine) {
     for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
   });
 
-  const served = (storageEnv?: StorageEnv) => serveFreshOr(engine, cleanups, storageEnv);
+  const served = (storageEnv?: StorageEnv) => startServer({ engine: engine, storageEnv, closeWith: cleanups });
 
 
   /** A team with a running experiment on `purchase` and 10 participants ingested, half of them converted. */

@@ -5,7 +5,7 @@ import { createTeam } from '../../server/admin/service';
 import { migrationsOf, type Storage } from '../../server/storage/database';
 import { engines } from '../support/engines';
 import { freshStorage, type StorageEnv } from '../support/storage';
-import { serveStorage } from '../support/served-storage';
+import { startServer } from '../support/server';
 
 /** Migration 022 adds CUPED's storage (the window, Σx/Σx²/Σxy, pre-exposure activity, frozen covariates) and takes it away again. */
 describe.each(engines)('migration 022_cuped on %s storage', (engine) => {
@@ -14,7 +14,7 @@ describe.each(engines)('migration 022_cuped on %s storage', (engine) => {
     for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
   });
 
-  const open = (storageEnv: StorageEnv) => serveStorage(storageEnv, cleanups);
+  const open = (storageEnv: StorageEnv) => startServer({ storageEnv, closeWith: cleanups });
   const migrator = (storage: Storage) => new Migrator({ db: storage.db, provider: { getMigrations: async () => migrationsOf(engine) } });
   const columns = async (storage: Storage, name: string) => (await storage.db.introspection.getTables()).find((table) => table.name === name)?.columns.map((column) => column.name) ?? [];
   /** Fresh storage, served, with a team, an event `purchase` and an experiment `exp` on it. */

@@ -5,7 +5,7 @@ import { createTeam } from '../../server/admin/service';
 import { migrationsOf } from '../../server/storage/database';
 import { engines } from '../support/engines';
 import { freshStorage, type StorageEnv } from '../support/storage';
-import { serveStorage } from '../support/served-storage';
+import { startServer } from '../support/server';
 
 /**
  * Storage that held experiments before the daily roll-up existed: upgraded, the results' history
@@ -17,7 +17,7 @@ describe.each(engines)('the daily roll-up added to %s storage holding data', (en
     for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
   });
 
-  const serve = (storageEnv: StorageEnv) => serveStorage(storageEnv, cleanups);
+  const serve = (storageEnv: StorageEnv) => startServer({ storageEnv, closeWith: cleanups });
 
   it('when the roll-up is added after participants converted, then the history has one day, today, equal to the current counts', async () => {
     // Arrange: an experiment with enrolled and converted participants, then storage as it was before 003

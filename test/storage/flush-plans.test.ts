@@ -7,7 +7,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { createApiClient } from 'experimentation-api';
 import { createTeam } from '../../server/admin/service';
 import { engines } from '../support/engines';
-import { serveFreshOr } from '../support/served-storage';
+import { startServer } from '../support/server';
 
 describe.runIf(engines.includes('postgres'))('ingest flush plans on postgres', () => {
   const cleanups: Array<() => Promise<void>> = [];
@@ -17,7 +17,7 @@ describe.runIf(engines.includes('postgres'))('ingest flush plans on postgres', (
 
   it('when a team ingests flush after flush, then every statement of the flushes runs on one plan made once, none planned anew', async () => {
     // Arrange: one connection, so every flush runs on it.
-    const { storage, baseUrl } = await serveFreshOr('postgres', cleanups, undefined, 1);
+    const { storage, baseUrl } = await startServer({ engine: 'postgres', open: { poolSize: 1 }, closeWith: cleanups });
     const made = await createTeam(storage.db, { name: 'Plans', email: `plans-${Date.now()}@example.com` });
     const api = createApiClient(baseUrl, made.token);
     const path = { team: made.team.id };

@@ -9,7 +9,7 @@ import { findTeam } from '../../server/teams/store';
 import { engines } from '../support/engines';
 import { enrolledTeam } from '../support/enrolled-team';
 import { poolOfOne } from '../support/pools';
-import { serveFreshOr } from '../support/served-storage';
+import { startServer } from '../support/server';
 
 /**
  * The write of a PostgreSQL ingest flush (ingest/flush-postgres.ts) runs on a plan made once per
@@ -25,7 +25,7 @@ describe.runIf(engines.includes('postgres'))('the write of an ingest flush on po
 
   it('when a flush creates participants with enrolments and conversions, then each part of its write is read once, and every row names its own participant', async () => {
     // Arrange: a team with two running experiments; a connection that reports each statement's plan as it ran
-    const { storage, baseUrl, storageEnv } = await serveFreshOr('postgres', cleanups);
+    const { storage, baseUrl, storageEnv } = await startServer({ engine: 'postgres', closeWith: cleanups });
     const { teamId } = await enrolledTeam(storage, baseUrl, 'planned', ['one', 'two'], ['one', 'two']);
     const pool = poolOfOne(storageEnv.DATABASE_URL);
     const plans: string[] = [];

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { Db } from '../../server/storage/database';
-import { engines, useServer } from '../support/engines';
+import { engines } from '../support/engines';
+import { useServer } from '../support/server';
 
 describe.each(engines)('group commit on %s', (engine) => {
   const server = useServer(engine);

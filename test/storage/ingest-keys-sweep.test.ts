@@ -3,7 +3,8 @@
 // be stored again by an ingest. Both engines.
 import { describe, expect, it } from 'vitest';
 import { removeExpiredKeys } from '../../server/ingest/keys';
-import { engines, useServer } from '../support/engines';
+import { engines } from '../support/engines';
+import { useServer } from '../support/server';
 import { ingestOk } from '../support/fixtures';
 
 describe.each(engines)('sweeping ingest keys on %s', (engine) => {

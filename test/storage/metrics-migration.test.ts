@@ -5,7 +5,7 @@ import { createTeam } from '../../server/admin/service';
 import { migrationsOf } from '../../server/storage/database';
 import { engines } from '../support/engines';
 import { freshStorage, type StorageEnv } from '../support/storage';
-import { serveStorage } from '../support/served-storage';
+import { startServer } from '../support/server';
 
 /** Storage that held conversions before migration 007: upgraded, Σy and Σy² are those of the stored counts. */
 describe.each(engines)('migration 007_metrics on %s storage holding data', (engine) => {
@@ -14,7 +14,7 @@ describe.each(engines)('migration 007_metrics on %s storage holding data', (engi
     for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
   });
 
-  const open = (storageEnv: StorageEnv) => serveStorage(storageEnv, cleanups);
+  const open = (storageEnv: StorageEnv) => startServer({ storageEnv, closeWith: cleanups });
 
   it('when conversions were stored before 007, then the counters and today’s roll-up get Σy and Σy² of the counts (in micro-units), and value events can be created after', async () => {
     // Arrange: participants with 0 to 3 `views` each in two variants, then storage as before 007

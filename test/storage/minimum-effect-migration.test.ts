@@ -5,7 +5,7 @@ import { createTeam } from '../../server/admin/service';
 import { migrationsOf, type Storage } from '../../server/storage/database';
 import { engines } from '../support/engines';
 import { freshStorage, type StorageEnv } from '../support/storage';
-import { serveStorage } from '../support/served-storage';
+import { startServer } from '../support/server';
 
 /** Migration 011 adds `experiments.minimum_effect` and takes it away again, the experiments kept either way. */
 describe.each(engines)('migration 011_minimum_effect on %s storage', (engine) => {
@@ -14,7 +14,7 @@ describe.each(engines)('migration 011_minimum_effect on %s storage', (engine) =>
     for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
   });
 
-  const open = (storageEnv: StorageEnv) => serveStorage(storageEnv, cleanups);
+  const open = (storageEnv: StorageEnv) => startServer({ storageEnv, closeWith: cleanups });
   const migrator = (storage: Storage) => new Migrator({ db: storage.db, provider: { getMigrations: async () => migrationsOf(engine) } });
 
   it('when migrated down and up again, then the experiments stay, their minimum effect is gone and then null, and a new one is kept', async () => {

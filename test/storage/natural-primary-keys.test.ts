@@ -11,7 +11,7 @@ import { engines } from '../support/engines';
 import { enrolledTeam } from '../support/enrolled-team';
 import { poolOfOne } from '../support/pools';
 import type { StorageEnv } from '../support/storage';
-import { serveFreshOr } from '../support/served-storage';
+import { startServer } from '../support/server';
 
 /**
  * Migration 017 (PostgreSQL): participants are keyed by (team_id, id) and enrolments by
@@ -25,7 +25,7 @@ describe.runIf(engines.includes('postgres'))('migration 017_natural_primary_keys
     for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
   });
 
-  const served = (storageEnv?: StorageEnv) => serveFreshOr('postgres', cleanups, storageEnv);
+  const served = (storageEnv?: StorageEnv) => startServer({ engine: 'postgres', storageEnv, closeWith: cleanups });
 
   /** A team with two running experiments and three participants enrolled in both, through a batch ingest. */
   async function enrolled(storage: Storage, baseUrl: string, name: string) {

@@ -5,7 +5,7 @@ import { migrationsOf, type Storage } from '../../server/storage/database';
 import { engines } from '../support/engines';
 import { enrolledTeam } from '../support/enrolled-team';
 import type { StorageEnv } from '../support/storage';
-import { serveFreshOr } from '../support/served-storage';
+import { startServer } from '../support/server';
 
 /**
  * Migration 013 (PostgreSQL): enrolments and exclusions name their participant with their team.
@@ -19,7 +19,7 @@ describe.runIf(engines.includes('postgres'))('migration 013_participant_keys on 
     for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
   });
 
-  const served = (storageEnv?: StorageEnv) => serveFreshOr('postgres', cleanups, storageEnv);
+  const served = (storageEnv?: StorageEnv) => startServer({ engine: 'postgres', storageEnv, closeWith: cleanups });
 
 
   /** A team with a running experiment and three participants enrolled, the first of them excluded from a second experiment. */

@@ -6,7 +6,7 @@ import { createTeam } from '../../server/admin/service';
 import { migrationsOf, type Storage } from '../../server/storage/database';
 import { INGEST_KEYS } from '../../server/storage/migrations/014_set_based_keys';
 import { engines } from '../support/engines';
-import { serveFreshOr } from '../support/served-storage';
+import { startServer } from '../support/server';
 
 /**
  * Migration 014 (PostgreSQL): the foreign keys a flush writes rows under are checked once per
@@ -22,7 +22,7 @@ describe.runIf(engines.includes('postgres'))('foreign keys checked per statement
 
   /** A team with two events and a running experiment; 4 participants enrolled, converted on both events, each ingest with a key. */
   async function served() {
-    const { storage, baseUrl, storageEnv } = await serveFreshOr('postgres', cleanups);
+    const { storage, baseUrl, storageEnv } = await startServer({ engine: 'postgres', closeWith: cleanups });
     const made = await createTeam(storage.db, { name: 'Keys', email: `keys-${Date.now()}@example.com` });
     const api = createApiClient(baseUrl, made.token);
     const path = { team: made.team.id };
@@ -262,7 +262,7 @@ describe.runIf(engines.includes('postgres'))('foreign keys checked per statement
     const down = { rows: await counts(before.storage), keys: await keysOf(before.storage) };
     const refusedDown = await refusal(sql`insert into conversions (team_id, participant_id, experiment_id, event_id, count) values (${before.teamId}, ${before.participant}, ${before.experiment}, 1000000, 1)`.execute(before.storage.db));
     await before.storage.close();
-    const after = await serveFreshOr('postgres', cleanups, before.storageEnv);
+    const after = await startServer({ engine: 'postgres', storageEnv: before.storageEnv, closeWith: cleanups });
 
     // Assert
     expect(error).toBeUndefined();

@@ -1,16 +1,11 @@
 import { createServer, type IncomingHttpHeaders, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { pino } from 'pino';
-import { createApiClient } from 'experimentation-api';
-import { createTeam } from '../../server/admin/service';
-import { createApp } from '../../server/app';
 import type { WebhookSettings } from '../../server/settings/settings';
-import type { Storage } from '../../server/storage/database';
 import type { Engine } from '../../server/storage/engine';
 import { startWebhookDelivery, type WebhookDelivery } from '../../server/webhooks/delivery';
-import { listen } from './app';
-import { freshStorage, openStorageAt, type StorageEnv } from './storage';
-import type { TestTeam } from './team';
+import { startServer, type TestServer } from './server';
+import { createTestTeam } from './team';
 
 export interface Received {
   headers: IncomingHttpHeaders;
@@ -69,38 +64,23 @@ export async function startReceiver(path = '/hook'): Promise<Receiver> {
 /** Delivery settings short enough for tests: attempts of 5 s, retries after 50–100 ms growing to at most 0.4 s, looked for every 50 ms. */
 export const QUICK: WebhookSettings = { allowPrivateAddresses: true, timeoutMs: 5000, retryBaseMs: 100, retryMaxMs: 400, retryWindowMs: 86_400_000, pollMs: 50, secretOverlapMs: 86_400_000 };
 
-export interface WebhookServer {
-  baseUrl: string;
-  storage: Storage;
-  storageEnv: StorageEnv;
-  newTeam(): Promise<TestTeam>;
-  close(): Promise<void>;
-}
-
 let teams = 0;
 
 /** The real server on a real port with the delivery worker running, as main.ts composes them, on fresh storage. */
-export async function startWebhookServer(engine: Engine, settings: WebhookSettings = QUICK, options: { worker?: WebhookSettings | false } = {}): Promise<WebhookServer> {
-  const { storageEnv, cleanup } = await freshStorage(engine);
-  const storage = await openStorageAt(storageEnv);
+export async function startWebhookServer(engine: Engine, settings: WebhookSettings = QUICK, options: { worker?: WebhookSettings | false } = {}): Promise<TestServer> {
   const logger = pino({ level: 'silent' });
-  const listening = await listen(createApp({ storage, logger, validateResponses: true, webhooks: settings }));
+  const server = await startServer({ engine, app: { logger, webhooks: settings } });
   const workerSettings = options.worker ?? settings;
-  const worker: WebhookDelivery | undefined = workerSettings ? startWebhookDelivery(storage.db, workerSettings, logger) : undefined;
+  const worker: WebhookDelivery | undefined = workerSettings ? startWebhookDelivery(server.storage.db, workerSettings, logger) : undefined;
   return {
-    baseUrl: listening.baseUrl,
-    storage,
-    storageEnv,
+    ...server,
     async newTeam() {
       const email = `webhooks${process.pid}-${++teams}@example.com`;
-      const created = await createTeam(storage.db, { name: `Webhooks ${teams}`, email });
-      return { id: created.team.id, token: created.token, ingestKey: created.ingest_key, email, api: createApiClient(listening.baseUrl, created.token), ingest: createApiClient(listening.baseUrl, created.ingest_key) };
+      return createTestTeam(server.storage, server.baseUrl, `Webhooks ${teams}`, email);
     },
     async close() {
       await worker?.stop();
-      await listening.close();
-      await storage.close();
-      await cleanup();
+      await server.close();
     },
   };
 }
