@@ -44,7 +44,7 @@ function namedExamples(op: Operation): Array<[string, string]> {
   });
 }
 
-describe('the mock', () => {
+describe('the mock (npm run mock) against the server and the contract', () => {
   const server = useServer('sqlite');
   const agent = new Agent({ keepAlive: true, maxSockets: 1 });
   let target: TestTeam;

@@ -107,7 +107,7 @@ const ownTeamSetup: Record<string, { fixture?: Partial<Fixture>; body?: unknown 
   ingest: { body: { participant: 'user-42', event: 'purchase' } },
 };
 
-describe('the bundled contract', () => {
+describe('the operations the authorization table covers (the bundled contract)', () => {
   it('when it is read, then it has the 61 operations this table covers', () => {
     expect(operations).toHaveLength(61);
     expect(new Set(operations.map((op) => op.operationId)).size).toBe(61);

@@ -25,7 +25,7 @@ function sdkAssign(seed: string, participant: string, variants: ConfigVariant[])
   return null;
 }
 
-describe.each(engines)('config on %s', (engine) => {
+describe.each(engines)('the team config and its assignment rule on %s', (engine) => {
   const server = useServer(engine);
 
   interface VariantSpec {

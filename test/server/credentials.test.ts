@@ -27,7 +27,7 @@ const sha256 = (text: string) => createHash('sha256').update(text, 'utf8').diges
 /** The random part of a credential: what follows its kind prefix. */
 const secretOf = (credential: string) => credential.slice(4);
 
-describe('credentials', () => {
+describe('credentials as made, hashed and compared', () => {
   it('when 2 000 of each kind are made, then each carries 256 random bits after its kind prefix and none repeats', () => {
     for (const [kind, prefix] of [
       ['api-token', 'est_'],

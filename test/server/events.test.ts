@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { engines } from '../support/engines';
 import { useServer } from '../support/server';
 
-describe.each(engines)('events on %s', (engine) => {
+describe.each(engines)('events (create, change, delete, list) on %s', (engine) => {
   const server = useServer(engine);
 
   describe('POST /api/teams/{team}/events', () => {

@@ -10,7 +10,7 @@ import type { TestTeam } from '../support/team';
  * variants in experiments, an empty `include=` means nothing, and where nothing can be embedded
  * a value is a 400 that names the parameter.
  */
-describe.each(engines)('include on %s', (engine) => {
+describe.each(engines)('the include query parameter on %s', (engine) => {
   const server = useServer(engine);
 
   async function get(team: TestTeam, path: string) {

@@ -89,7 +89,7 @@ function expectRateLimited(answer: Answer, limit: number, windowSeconds: number)
 const forged = () => 'est_' + randomBytes(32).toString('base64url');
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-describe('the contract', () => {
+describe('rate limits as the contract documents them', () => {
   const spec = JSON.parse(readFileSync(fileURLToPath(new URL('../../generated/openapi.json', import.meta.url)), 'utf8')) as {
     info: { description: string };
     paths: Record<string, Record<string, { responses?: Record<string, { $ref?: string }> }>>;
