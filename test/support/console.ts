@@ -25,6 +25,8 @@ export interface WatchedPage {
 
 export async function watchedPage(browser: Browser, width = 1280): Promise<WatchedPage> {
   const page = await (await browser.newContext({ viewport: { width, height: 900 } })).newPage();
+  // Waits are for conditions: a loaded CI machine can take longer than Playwright's default 30 s to draw a page.
+  page.setDefaultTimeout(60_000);
   const problems: string[] = [];
   const requests: string[] = [];
   page.on('console', (message) => {
