@@ -50,19 +50,24 @@ export interface AppOptions extends Partial<Omit<AppSettings, 'configStreams' | 
   ofrepStreams?: ConfigStreams;
 }
 
-/** An option given as undefined keeps its default. */
-const definedIn = <T extends object>(options: T): Partial<T> => Object.fromEntries(Object.entries(options).filter(([, value]) => value !== undefined)) as Partial<T>;
-
 /**
  * The order is the point: CORS headers first (so every answer has them, errors included) and
  * preflights answered there; then, for /api, the rate limit counts the request before anything
  * does work on it — the contract's routing (404/405), authentication, body parsing, validation.
  */
-export function createApp(options: AppOptions): Express {
-  const { storage, logger, validateResponses } = options;
-  const { validateRequests, rateLimit, trustProxy, caches, ingestKeyWindowMs, webhooks } = { ...DEFAULT_SETTINGS, ...definedIn(options) };
-  const configStreams = options.configStreams ?? new ConfigStreams(DEFAULT_SETTINGS.configStreams);
-  const ofrepStreams = options.ofrepStreams ?? new ConfigStreams(DEFAULT_SETTINGS.ofrepStreams, OFREP_STREAMS);
+export function createApp({
+  storage,
+  logger,
+  validateResponses,
+  validateRequests = DEFAULT_SETTINGS.validateRequests,
+  rateLimit = DEFAULT_SETTINGS.rateLimit,
+  trustProxy = DEFAULT_SETTINGS.trustProxy,
+  caches = DEFAULT_SETTINGS.caches,
+  ingestKeyWindowMs = DEFAULT_SETTINGS.ingestKeyWindowMs,
+  webhooks = DEFAULT_SETTINGS.webhooks,
+  configStreams = new ConfigStreams(DEFAULT_SETTINGS.configStreams),
+  ofrepStreams = new ConfigStreams(DEFAULT_SETTINGS.ofrepStreams, OFREP_STREAMS),
+}: AppOptions): Express {
   const contract = loadContract();
   const app = express();
   app.set('case sensitive routing', true);
