@@ -23,8 +23,11 @@ async function signInToFirstTeam(page: Page, baseUrl: string, token: string, has
   await signIn(page, baseUrl, token, hash);
   const teams = page.getByLabel('Team', { exact: true });
   if ((await teams.locator('option:checked').innerText()) !== 'First team') {
+    // The switch keeps the choice in this tab and reopens the session; a reload at the page wanted
+    // opens it once more with that choice, whatever the switch's own reopening was doing.
     await teams.selectOption({ label: 'First team' });
     await page.goto(`${baseUrl}/console${hash}`);
+    await page.reload();
   }
   await page.locator(drawn).first().waitFor();
 }
