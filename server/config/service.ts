@@ -72,19 +72,6 @@ export async function requireConfigFits(trx: Db, team: TeamRow, field: string | 
   );
 }
 
-/**
- * Of the body's fields among `names`, the one `input` gives with the longest JSON — what a refusal
- * of the config's size names (`/body/<name>`); undefined when it gives none of them.
- */
-export function largestField(input: object, names: string[]): string | undefined {
-  const sizes = names.flatMap((name) => {
-    const value = (input as Record<string, unknown>)[name];
-    return value === undefined ? [] : [{ name, size: JSON.stringify(value).length }];
-  });
-  const largest = sizes.sort((a, b) => b.size - a.size)[0];
-  return largest && `/body/${largest.name}`;
-}
-
 /** Running experiments and every feature flag with its running or paused rollout: what an SDK needs to assign and flag locally. */
 export async function teamConfig(db: Db, team: TeamRow): Promise<Config> {
   const [{ running, variants }, features, rollouts] = await Promise.all([

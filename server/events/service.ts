@@ -1,6 +1,5 @@
 import type { components } from '../../generated/api';
 import { record, type Change } from '../audit/service';
-import { requireConfigFits } from '../config/service';
 import { changingConfig } from '../storage/config-version';
 import { toMicros } from '../../domain/metric';
 import { BadRequest, Conflict, NotFound } from '../http/errors';
@@ -8,7 +7,7 @@ import type { PageRequest } from '../routes/pagination';
 import type { Db } from '../storage/database';
 import { countInTeam } from '../storage/counts';
 import { now, onDuplicate } from '../storage/values';
-import { requireRoomFor } from '../teams/limits';
+import { requireRoomFor, type ConfigFits } from '../teams/limits';
 import type { TeamRow } from '../teams/store';
 import * as store from './store';
 
@@ -59,7 +58,7 @@ export async function createEvent(db: Db, team: TeamRow, input: EventCreate, cha
   return store.toEvent(row);
 }
 
-export async function updateEvent(db: Db, team: TeamRow, key: string, input: EventUpdate, change: Change): Promise<Event> {
+export async function updateEvent(db: Db, team: TeamRow, key: string, input: EventUpdate, change: Change, requireConfigFits: ConfigFits): Promise<Event> {
   const cap = input.cap === undefined ? undefined : checkedCap(input.cap);
   // An event's key is the goal `event` of the experiments in the team's config.
   const row = await changingConfig(db, team.id, async (trx) => {

@@ -1,7 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { components } from '../../generated/api';
 import { record, type Change } from '../audit/service';
-import { largestField, requireConfigFits } from '../config/service';
 import { changingConfig } from '../storage/config-version';
 import { CURRENT_HASH_VERSION } from '../../domain/assignment';
 import { rangesOverlap } from '../../domain/exclusion-groups';
@@ -13,7 +12,7 @@ import type { PageRequest } from '../routes/pagination';
 import type { Db } from '../storage/database';
 import { countInTeam } from '../storage/counts';
 import { now, onDuplicate } from '../storage/values';
-import { requireRoomFor, requireRoomToRun } from '../teams/limits';
+import { largestField, requireRoomFor, requireRoomToRun, type ConfigFits } from '../teams/limits';
 import type { TeamRow } from '../teams/store';
 import { toVariant, variantsOf, variantsOfMany } from '../variants/store';
 import * as store from './store';
@@ -93,7 +92,7 @@ export async function createExperiment(db: Db, team: TeamRow, input: ExperimentC
   return store.toExperiment(await store.findExperimentById(db, team.id, id));
 }
 
-export async function updateExperiment(db: Db, team: TeamRow, key: string, input: ExperimentUpdate, change: Change): Promise<Experiment> {
+export async function updateExperiment(db: Db, team: TeamRow, key: string, input: ExperimentUpdate, change: Change, requireConfigFits: ConfigFits): Promise<Experiment> {
   const targeting = targetingColumns(input);
   const experiment = await requireExperiment(db, team, key);
   const goal = input.event === undefined ? undefined : await requireEvent(db, team, input.event);
@@ -152,7 +151,7 @@ export async function deleteExperiment(db: Db, team: TeamRow, key: string, chang
   });
 }
 
-export async function startExperiment(db: Db, team: TeamRow, key: string, change: Change): Promise<Experiment> {
+export async function startExperiment(db: Db, team: TeamRow, key: string, change: Change, requireConfigFits: ConfigFits): Promise<Experiment> {
   return changingConfig(db, team.id, async (trx) => {
     const experiment = await lockedExperiment(trx, team, key);
     if (experiment.status !== 'draft') throw new Conflict(`Experiment '${key}' is ${experiment.status}; only a draft can start.`);

@@ -1,13 +1,12 @@
 import type { components } from '../../generated/api';
 import { record, type Change } from '../audit/service';
-import { largestField, requireConfigFits } from '../config/service';
 import { changingConfig } from '../storage/config-version';
 import { Conflict, NotFound } from '../http/errors';
 import type { PageRequest } from '../routes/pagination';
 import type { Db } from '../storage/database';
 import { countInTeam } from '../storage/counts';
 import { now, onDuplicate } from '../storage/values';
-import { requireRoomFor, requireRoomForValue } from '../teams/limits';
+import { largestField, requireRoomFor, requireRoomForValue, type ConfigFits } from '../teams/limits';
 import type { TeamRow } from '../teams/store';
 import { checkPatterns, checkRules, checkValues, flagText, rulesText } from './rules';
 import * as store from './store';
@@ -35,7 +34,7 @@ export async function getFeature(db: Db, team: TeamRow, key: string): Promise<Fe
   return store.toFeature(await requireFeature(db, team, key));
 }
 
-export async function createFeature(db: Db, team: TeamRow, input: FeatureCreate, change: Change): Promise<Feature> {
+export async function createFeature(db: Db, team: TeamRow, input: FeatureCreate, change: Change, requireConfigFits: ConfigFits): Promise<Feature> {
   const at = now();
   const type = input.type ?? 'string';
   checkValues({ type, value: { text: input.value ?? null, given: true }, rules: { list: input.rules ?? [], given: true } });
@@ -68,7 +67,7 @@ export async function createFeature(db: Db, team: TeamRow, input: FeatureCreate,
 /** A flag's fields that its entry in the config carries. */
 const CONFIG_FIELDS = ['key', 'type', 'enabled', 'value', 'rules'];
 
-export async function updateFeature(db: Db, team: TeamRow, key: string, input: FeatureUpdate, change: Change): Promise<Feature> {
+export async function updateFeature(db: Db, team: TeamRow, key: string, input: FeatureUpdate, change: Change, requireConfigFits: ConfigFits): Promise<Feature> {
   checkUpdate(await requireFeature(db, team, key), input);
   const row = await changingConfig(db, team.id, async (trx) => {
     // Read again under the team's lock: what another update stored since the first read counts.

@@ -3,20 +3,21 @@ import { changeOf } from '../audit/routes';
 import { BadRequest } from '../http/errors';
 import { pathParam } from '../routes/params';
 import type { Storage } from '../storage/database';
+import type { ConfigFits } from '../teams/limits';
 import { teamOf } from '../teams/middleware';
 import * as service from './service';
 
 type Create = Parameters<typeof service.createRollout>[3];
 
 /** The rollouts of a flag, under `/teams/:team/features/:feature/rollouts`. */
-export function rolloutRoutes({ db }: Storage): Router {
+export function rolloutRoutes({ db }: Storage, requireConfigFits: ConfigFits): Router {
   const router = Router({ mergeParams: true, caseSensitive: true });
   const feature = (req: Request) => pathParam(req, 'feature');
   router.get('/', async (req, res) => {
     res.json({ data: await service.listRollouts(db, teamOf(res), feature(req)) });
   });
   router.post('/', async (req, res) => {
-    res.json({ data: await service.createRollout(db, teamOf(res), feature(req), req.body as Create, changeOf(res)) });
+    res.json({ data: await service.createRollout(db, teamOf(res), feature(req), req.body as Create, changeOf(res), requireConfigFits) });
   });
   router.get('/:rollout', async (req, res) => {
     res.json({ data: await service.getRollout(db, teamOf(res), feature(req), numberOf(req)) });

@@ -1,12 +1,12 @@
 import { randomBytes } from 'node:crypto';
 import type { components } from '../../generated/api';
 import { record, type Change } from '../audit/service';
-import { largestField, requireConfigFits } from '../config/service';
 import { changingConfig } from '../storage/config-version';
 import * as features from '../features/store';
 import { Conflict, NotFound } from '../http/errors';
 import type { Db } from '../storage/database';
 import { now, onDuplicate } from '../storage/values';
+import { largestField, type ConfigFits } from '../teams/limits';
 import type { TeamRow } from '../teams/store';
 import { checkGuardrailEvents, checkRollout, stepsOf } from './checks';
 import * as store from './store';
@@ -39,7 +39,7 @@ export async function getRollout(db: Db, team: TeamRow, featureKey: string, numb
   return store.toRollout(await requireRollout(db, team, feature, number), feature.key);
 }
 
-export async function createRollout(db: Db, team: TeamRow, featureKey: string, input: RolloutCreate, change: Change): Promise<Rollout> {
+export async function createRollout(db: Db, team: TeamRow, featureKey: string, input: RolloutCreate, change: Change, requireConfigFits: ConfigFits): Promise<Rollout> {
   const steps = stepsOf(input);
   checkRollout((await requireFeature(db, team, featureKey)).type, input, steps);
   return changingConfig(db, team.id, async (trx) => {

@@ -61,3 +61,23 @@ export async function requireRoomForValue(trx: Db, team: TeamRow, value: string 
     throw new LimitReached(`Team ${team.id}'s flag values would hold ${total} characters, more than a team's config may (${TEAM_LIMITS.flagValueCharacters}).`);
   }
 }
+
+/**
+ * 409 limit-reached naming `field` when the team's config, as the change under way in `trx` leaves
+ * it, would be larger than TEAM_LIMITS.configBytes (server/config/service.ts's requireConfigFits).
+ * The config is built from the resources whose changes call it, so app.ts hands it to their routes.
+ */
+export type ConfigFits = (trx: Db, team: TeamRow, field: string | undefined) => Promise<void>;
+
+/**
+ * Of the body's fields among `names`, the one `input` gives with the longest JSON — what a refusal
+ * of the config's size names (`/body/<name>`); undefined when it gives none of them.
+ */
+export function largestField(input: object, names: string[]): string | undefined {
+  const sizes = names.flatMap((name) => {
+    const value = (input as Record<string, unknown>)[name];
+    return value === undefined ? [] : [{ name, size: JSON.stringify(value).length }];
+  });
+  const largest = sizes.sort((a, b) => b.size - a.size)[0];
+  return largest && `/body/${largest.name}`;
+}
