@@ -31,7 +31,7 @@ import { rolloutRoutes } from './rollouts/routes';
 import { DEFAULT_SETTINGS, type AppSettings } from './settings/settings';
 import type { Storage } from './storage/database';
 import { loadTeam } from './teams/middleware';
-import { teamRoutes, userRoutes } from './teams/routes';
+import { teamRoutes, userRoutes } from './users/routes';
 import { variantRoutes } from './variants/routes';
 import { webhookRoutes } from './webhooks/routes';
 

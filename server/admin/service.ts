@@ -6,7 +6,7 @@ import { BadRequest, NotFound } from '../http/errors';
 import type { MemberRole } from '../../domain/member-roles';
 import type { Db } from '../storage/database';
 import { now } from '../storage/values';
-import { getUser } from '../teams/service';
+import { getUser } from '../users/service';
 import { countsOf, toTeam } from '../teams/store';
 
 type Team = components['schemas']['Team'];

@@ -3,9 +3,9 @@ import { principalOf } from '../auth/principal';
 import { includeOf } from '../routes/include';
 import { paginated, pageRequest } from '../routes/pagination';
 import type { Storage } from '../storage/database';
-import { roleOf, teamOf } from './middleware';
+import { roleOf, teamOf } from '../teams/middleware';
+import type { TeamSort } from '../teams/store';
 import { describeTeam, getCurrentTeam, getUser, listTeams, type Include } from './service';
-import type { TeamSort } from './store';
 
 /** Operations that only API tokens reach, so the principal is a user. */
 function userOf(res: Parameters<typeof principalOf>[0]): { userId: number; readOnly: boolean } {

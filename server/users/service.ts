@@ -8,7 +8,7 @@ import type { PageRequest } from '../routes/pagination';
 import { listParticipants, toParticipant } from '../participants/store';
 import type { Db } from '../storage/database';
 import { actingRole, type MemberRole } from '../../domain/member-roles';
-import { countsOf, countTeamsOf, findTeamOfUser, listTeamsOf, toTeam, type TeamRow, type TeamSort } from './store';
+import { countsOf, countTeamsOf, findTeamOfUser, listTeamsOf, toTeam, type TeamRow, type TeamSort } from '../teams/store';
 
 type Team = components['schemas']['Team'];
 type User = components['schemas']['User'];
