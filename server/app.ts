@@ -15,7 +15,7 @@ import { serveConsole } from './console/routes';
 import { serveContract } from './docs/routes';
 import { corsHandler } from './contract/cors';
 import { NotFound } from './http/errors';
-import { problemHandler } from './http/problem';
+import { problemHandler } from './contract/problem-handler';
 import { requestLog } from './http/request-log';
 import { rateLimiter } from './rate-limit/rate-limiter';
 import { useContractGate } from './contract/gate';

@@ -15,7 +15,7 @@ export interface KnownOperation {
   /** The least role in the team an API token's user needs (the operation's `x-role`); none for operations outside a team. */
   role?: MemberRole;
   takesBody: boolean;
-  /** An OFREP operation (`x-ofrep`): its bodies, errors included, are OFREP's (ofrep/failure.ts). */
+  /** An OFREP operation (`x-ofrep`): its bodies, errors included, are OFREP's (ofrep-failure.ts). */
   ofrep?: 'flag' | 'flags';
   /** Query parameters that take a list and allow it empty (no `minItems`): an empty value is the empty list. */
   listParameters: Set<string>;

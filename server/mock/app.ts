@@ -7,7 +7,7 @@ import { corsHandler } from '../contract/cors';
 import { serveContract } from '../docs/routes';
 import { NotFound } from '../http/errors';
 import { useContractGate } from '../contract/gate';
-import { problemHandler } from '../http/problem';
+import { problemHandler } from '../contract/problem-handler';
 import { requestLog } from '../http/request-log';
 import { operationOf } from '../contract/routing';
 import { teamIdOf } from '../teams/middleware';

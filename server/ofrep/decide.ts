@@ -6,7 +6,7 @@ import type { components } from '../../generated/api';
 import { decideFlag, hashedVariants, type FlagDecision } from '../../domain/flag-decision';
 import { readFlagValue } from '../../domain/flag-types';
 import { ofrepReason, openFeatureResolution } from '../../domain/openfeature';
-import { OfrepError } from './failure';
+import { OfrepError } from '../contract/ofrep-failure';
 
 type Config = components['schemas']['Config'];
 type ConfigFeature = components['schemas']['ConfigFeature'];

@@ -5,7 +5,7 @@ import { ingest, type Ingestion } from '../ingest/service';
 import type { Storage } from '../storage/database';
 import type { TeamRow } from '../teams/store';
 import { decideOfrep, subjectOf, type OfrepSubject } from './decide';
-import { FlagNotFound, OfrepError } from './failure';
+import { FlagNotFound, OfrepError } from '../contract/ofrep-failure';
 
 type OfrepRequest = components['schemas']['OfrepEvaluationRequest'];
 type OfrepEvaluation = components['schemas']['OfrepEvaluation'];

@@ -5,7 +5,7 @@
  */
 import type { Request } from 'express';
 import type { components } from '../../generated/api';
-import type { KnownOperation } from '../contract/routing';
+import type { KnownOperation } from './routing';
 import { HttpError } from '../http/errors';
 
 type ErrorCode = components['schemas']['OfrepEvaluationFailure']['errorCode'] | 'FLAG_NOT_FOUND';
