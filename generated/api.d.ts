@@ -922,6 +922,8 @@ export interface paths {
          *     2. The participant is created if new; given `notes`/`attributes` update an existing one.
          *     3. Enrolment (none at all with `enrol: false`): without `experiment`, in every running experiment of the team the participant is not yet enrolled in or excluded from, assigned by hash (see the team config). With `experiment`, in that one only — it must be running (409 otherwise); a participant excluded from it stays out and the answer is still 200. With `variant` too, the client has chosen: that variant is recorded, unless the participant already has an assignment there, which stays (sticky) and is returned.
          *     4. With `event`: one conversion is counted in each running experiment the participant is enrolled in (only the named one when `experiment` is given). Stopped experiments take no new enrolments or conversions. With `enrol: false` these are only the experiments it was enrolled in before: an event so reported never enrols anyone.
+         *
+         *     4a. With `rollout`: the participant's exposure to the flag's safe rollout is recorded in its arm, if it has none yet (see IngestRolloutExposure); with `event` and without `experiment`, the event counts in the arm of each `running` or `paused` rollout the participant is exposed to whose guardrails name it.
          *     5. With `idempotency_key`, the key and this answer are stored in the same transaction (so two requests carrying the key at once store it once, on any server of the same storage). An ingest answered anything but 200 keeps no key: sending it again is processed anew.
          *     6. The answer holds the participant and all its assignments in running experiments.
          *
@@ -2621,6 +2623,29 @@ export interface components {
              */
             minimum_exposures: number;
         };
+        /** @description An arm of a rollout on one guardrail's metric. */
+        RolloutArmReading: {
+            /**
+             * Format: int64
+             * @description Participants exposed in the arm.
+             */
+            participants: number;
+            /** @description The metric's mean over them (a rate for `rate`); null without participants. */
+            mean: number | null;
+        };
+        /** @description One guardrail as the rollout's check reads it now, from the live counters: each arm's exposed participants and mean of the event's metric (`rate`: the share of them who sent the event at least once, for a `unique` event; `mean`: their mean count, or mean capped value, per participant, for a `count` or `value` event), counted from each participant's exposure on. `difference` is new − current on the metric, with its always-valid two-sided interval at the rollout's `significance` (null while either arm has no participant or the difference has no variance); `p_value` is the one-sided always-valid p-value toward harm (a fall of an `increase` event, a rise of a `decrease` one), 1 while either arm has fewer than 100 participants; `adjusted_p_value` is Holm's over the rollout's guardrails, and `harmed` is whether it is at or below `significance` — what rolls the rollout back. */
+        RolloutReading: {
+            event: components["schemas"]["Key"];
+            /** @enum {string} */
+            metric: "rate" | "mean";
+            new: components["schemas"]["RolloutArmReading"];
+            current: components["schemas"]["RolloutArmReading"];
+            difference: number | null;
+            interval: number[] | null;
+            p_value: number | null;
+            adjusted_p_value: number;
+            harmed: boolean;
+        };
         /**
          * @description A safe rollout of a new value of a flag, numbered 1, 2, … per flag. A flag has at most one rollout that is `running` or `paused`; creating another meanwhile is a 409.
          *
@@ -2683,6 +2708,20 @@ export interface components {
                 effect: number | null;
                 interval: number[] | null;
             } | null;
+            /** @description Participants exposed in each arm since the rollout began (IngestRolloutExposure: a participant counts once, in the arm of its first exposure). */
+            exposures: {
+                /** Format: int64 */
+                new: number;
+                /** Format: int64 */
+                current: number;
+            };
+            /** @description Each guardrail as the check reads it now, in `guardrails`' order (see RolloutReading). */
+            readings: components["schemas"]["RolloutReading"][];
+            /** @description While the arms' exposures fail the sample-ratio check (Pearson χ² against 1 : 1, p < 0.001): since when, and the p-value of the last check. A held rollout does not advance (it is still rolled back on harm); null otherwise. */
+            hold: {
+                since: components["schemas"]["Timestamp"];
+                sample_ratio_p_value: number;
+            } | null;
             created_at: components["schemas"]["Timestamp"];
             updated_at: components["schemas"]["Timestamp"];
         };
@@ -2738,7 +2777,22 @@ export interface components {
             notes?: components["schemas"]["Notes"];
             attributes?: components["schemas"]["Attributes"];
         };
-        /** @description What a product reports when a participant is seen: `participant` (required; its key, or an object with `key`, `notes`, `attributes`), optionally the `event` it just recorded, optionally the one `experiment` to enrol it in, and with that experiment optionally the `variant` the client already chose. With an event of type `value`, `value` is what it carried (required there, and refused with any other event: 409). `enrol: false` reports an event without enrolling anyone (what an SDK's `track()` sends); `idempotency_key` makes a retried item count once. */
+        /** @description A participant's exposure to a flag's safe rollout: the flag evaluated for it and the rollout decided, in `arm`, what it was served (see Rollout). What an SDK, `POST …/evaluate` and the single-flag OFREP evaluation send when a flag's `running` or `paused` rollout places the participant in an arm. The rollout must be `running` or `paused` (409 otherwise; 404 for an unknown flag or rollout number), and the participant's bucket must place it in `arm` at the rollout's current share (409 otherwise, the problem naming `/body/rollout/arm`): raising the share only adds participants, so an arm decided at an earlier step still holds. The rollout's `conditions` are the client's to judge, as it judged them with the attributes it had. A participant's first exposure to a rollout is the one kept: later ones change nothing. */
+        IngestRolloutExposure: {
+            feature: components["schemas"]["Key"];
+            /**
+             * Format: int32
+             * @description The rollout's number within its flag.
+             * @example 1
+             */
+            number: number;
+            /**
+             * @description The arm the participant was placed in, `new` served the rollout's value.
+             * @enum {string}
+             */
+            arm: "new" | "current";
+        };
+        /** @description What a product reports when a participant is seen: `participant` (required; its key, or an object with `key`, `notes`, `attributes`), optionally the `event` it just recorded, optionally the one `experiment` to enrol it in, and with that experiment optionally the `variant` the client already chose. With an event of type `value`, `value` is what it carried (required there, and refused with any other event: 409). `enrol: false` reports an event without enrolling anyone (what an SDK's `track()` sends); `idempotency_key` makes a retried item count once. `rollout` records an exposure to a flag's safe rollout. */
         IngestRequest: {
             participant: components["schemas"]["ParticipantKey"] | components["schemas"]["IngestParticipant"];
             /** @description Key of the event the participant recorded; one conversion is counted. */
@@ -2752,6 +2806,8 @@ export interface components {
              * @example 19.99
              */
             value?: number;
+            /** @description The participant's exposure to a flag's safe rollout, in an arm (see IngestRolloutExposure). An item with `rollout` and without `experiment` enrols in no experiment, whatever `enrol` says: an exposure to a rollout is not an exposure to an experiment. From its exposure on, each of the rollout's guardrail events the participant reports (in this item or a later one, without `experiment`) is counted in its arm while the rollout is `running` or `paused`; the counts compare the arms (see Rollout). An event reported with `experiment` counts only in that experiment. */
+            rollout?: components["schemas"]["IngestRolloutExposure"];
             /**
              * @description True when not given (the ingest enrols, as it always has). With `false` the item never enrols the participant anywhere: its `event` is counted only in the running experiments the participant is already enrolled in — with `experiment`, only there, and only if enrolled there. The participant is still created if new, its given `notes`/`attributes` stored, and the item counts against the quota as any other; references are checked as always (404; 409 for a named experiment that is not running), and a `variant` is checked but records nothing. Events reported this way never dilute an experiment with participants who never saw it: an SDK enrols through exposures (`experiment` with the `variant` it chose) and tracks events with `enrol: false`. The same name and meaning as the `enrol` of `POST …/evaluate`.
              * @example false
@@ -3949,7 +4005,7 @@ export interface components {
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
-        /** @description The team or the event is not there (for a create or an ingest: the event the body names) — or belongs to a team the credential does not reach, which the caller cannot tell apart. Nothing was done. */
+        /** @description The team or the event is not there (for a create or an ingest: the event the body names; for an ingest, also its experiment, variant, or the flag or rollout of its `rollout`) — or belongs to a team the credential does not reach, which the caller cannot tell apart. Nothing was done. */
         EventNotFound: {
             headers: {
                 "RateLimit-Limit": components["headers"]["RateLimitLimit"];
@@ -4946,6 +5002,33 @@ export interface components {
                  *             }
                  *           ],
                  *           "rollback": null,
+                 *           "exposures": {
+                 *             "new": 1840,
+                 *             "current": 1822
+                 *           },
+                 *           "readings": [
+                 *             {
+                 *               "event": "purchase",
+                 *               "metric": "rate",
+                 *               "new": {
+                 *                 "participants": 1840,
+                 *                 "mean": 0.0511
+                 *               },
+                 *               "current": {
+                 *                 "participants": 1822,
+                 *                 "mean": 0.0527
+                 *               },
+                 *               "difference": -0.0016,
+                 *               "interval": [
+                 *                 -0.0241,
+                 *                 0.0209
+                 *               ],
+                 *               "p_value": 0.62,
+                 *               "adjusted_p_value": 0.62,
+                 *               "harmed": false
+                 *             }
+                 *           ],
+                 *           "hold": null,
                  *           "created_at": "2026-11-21T09:30:00.000Z",
                  *           "updated_at": "2026-11-21T09:30:00.000Z"
                  *         }
@@ -5025,6 +5108,33 @@ export interface components {
                  *           }
                  *         ],
                  *         "rollback": null,
+                 *         "exposures": {
+                 *           "new": 1840,
+                 *           "current": 1822
+                 *         },
+                 *         "readings": [
+                 *           {
+                 *             "event": "purchase",
+                 *             "metric": "rate",
+                 *             "new": {
+                 *               "participants": 1840,
+                 *               "mean": 0.0511
+                 *             },
+                 *             "current": {
+                 *               "participants": 1822,
+                 *               "mean": 0.0527
+                 *             },
+                 *             "difference": -0.0016,
+                 *             "interval": [
+                 *               -0.0241,
+                 *               0.0209
+                 *             ],
+                 *             "p_value": 0.62,
+                 *             "adjusted_p_value": 0.62,
+                 *             "harmed": false
+                 *           }
+                 *         ],
+                 *         "hold": null,
                  *         "created_at": "2026-11-21T09:30:00.000Z",
                  *         "updated_at": "2026-11-21T09:30:00.000Z"
                  *       }
@@ -5468,7 +5578,7 @@ export interface components {
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
-        /** @description The experiment the body names is not running, so it enrols no one; or the `variant` it names has a 0 % share of the traffic, so no participant may enter it. Nothing was stored. */
+        /** @description The experiment the body names is not running, so it enrols no one; or the `variant` it names has a 0 % share of the traffic, so no participant may enter it; or the `rollout` it names is not `running` or `paused`, or does not place the participant in the `arm` it names. Nothing was stored. */
         ExperimentNotEnrolling: {
             headers: {
                 "RateLimit-Limit": components["headers"]["RateLimitLimit"];

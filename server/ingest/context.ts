@@ -3,12 +3,17 @@ import { eventNotFound, requireEvent } from '../events/service';
 import type { EventRow } from '../events/store';
 import { experimentNotFound, requireExperiment } from '../experiments/service';
 import type { ExperimentRow } from '../experiments/store';
-import { HttpError } from '../http/errors';
+import { Conflict, HttpError, NotFound } from '../http/errors';
+import { rolloutArm, type RolloutArm } from '../../domain/rollout-arms';
+import type { components } from '../../generated/api';
 import type { CacheSettings } from '../settings/settings';
 import type { Db } from '../storage/database';
 import type { TeamRow } from '../teams/store';
+import { findRolloutOfFlag, ingestRollouts, type IngestRollout } from '../rollouts/store';
 import { runningWithVariants, variantsOfMany, type ResolvedVariant } from '../variants/store';
 import { UnknownKeys, type UnknownKeysAt, type UnknownKind } from './unknown-keys';
+
+type RolloutExposure = components['schemas']['IngestRolloutExposure'];
 
 /**
  * What an ingest reads of its team's config at one config version: the running experiments and
@@ -27,6 +32,9 @@ export interface IngestContext {
   others: Map<string, ExperimentRow>;
   /** Keys looked up and not found. */
   unknown: UnknownKeysAt;
+  /** The team's running and paused rollouts, by `<feature>/<number>` and by id. */
+  rollouts: Map<string, IngestRollout>;
+  rolloutsById: Map<number, IngestRollout>;
 }
 
 /** Each team's ingest context at its latest config version (at most `teams` of them), and the keys found unknown (at most `unknownKeys`). */
@@ -50,7 +58,9 @@ export function ingestContexts(bounds?: Partial<CacheSettings>): IngestContexts 
 export async function contextAt(trx: Db, contexts: IngestContexts, team: TeamRow, version: number): Promise<IngestContext> {
   let context = contexts.get(team.id, version);
   if (!context) {
-    context = { ...(await runningWithVariants(trx, team.id)), events: new Map(), others: new Map(), unknown: contexts.unknown.of(team.id, version) };
+    const rollouts = await ingestRollouts(trx, team.id);
+    const rolloutsById = new Map([...rollouts.values()].map((rollout) => [rollout.id, rollout]));
+    context = { ...(await runningWithVariants(trx, team.id)), events: new Map(), others: new Map(), unknown: contexts.unknown.of(team.id, version), rollouts, rolloutsById };
     contexts.set(team.id, version, context);
   }
   return context;
@@ -99,4 +109,22 @@ export async function variantsIn(trx: Db, team: TeamRow, context: IngestContext,
     context.variants.set(experiment.id, variants);
   }
   return variants;
+}
+
+/**
+ * The rollout an ingest's `rollout` names, with the arm it is exposed in: 404 for an unknown
+ * flag or rollout, 409 for one that is not running or paused, or whose hash does not place the
+ * participant in the arm named at its current share.
+ */
+export async function rolloutOf(trx: Db, team: TeamRow, context: IngestContext, participant: string, named: RolloutExposure): Promise<{ rollout: IngestRollout; arm: RolloutArm }> {
+  const rollout = context.rollouts.get(`${named.feature}/${named.number}`);
+  if (!rollout) {
+    const stored = await findRolloutOfFlag(trx, team.id, named.feature, named.number);
+    if (!stored) throw new NotFound(`/body/rollout: no rollout ${named.number} of feature '${named.feature}' in team ${team.id}.`);
+    throw new Conflict(`Rollout ${named.number} of feature '${named.feature}' is ${stored.state}; only a running or paused rollout records exposures (body.rollout).`);
+  }
+  if (rolloutArm(rollout.seed, participant, rollout.share) !== named.arm) {
+    throw new Conflict(`/body/rollout/arm: rollout ${named.number} of feature '${named.feature}' does not place participant '${participant}' in the ${named.arm} arm at ${rollout.share} %.`);
+  }
+  return { rollout, arm: named.arm };
 }

@@ -7,7 +7,7 @@ import type { Db } from '../storage/database';
 import { now } from '../storage/values';
 import type { TeamRow } from '../teams/store';
 import { requireVariant } from '../variants/service';
-import { contextAt, eventOf, experimentOf, variantsIn, type IngestContext, type IngestContexts } from './context';
+import { contextAt, eventOf, experimentOf, rolloutOf, variantsIn, type IngestContext, type IngestContexts } from './context';
 import { keyCutoff, KeyedItems } from './keys';
 import { admission, carriedValue, givenParticipant, planChange, statesOf, type PlanBase, type ResolvedIngest } from './plan';
 import { quotaMonth } from '../teams/quota';
@@ -221,7 +221,11 @@ async function resolve(db: Db, job: IngestJob, context: IngestContext): Promise<
   const event = input.event === undefined ? undefined : await eventOf(db, team, context, input.event);
   const target = input.experiment === undefined ? undefined : await experimentOf(db, team, context, input.experiment);
   const chosen = target && input.variant !== undefined ? requireVariant(await variantsIn(db, team, context, target), target, input.variant) : undefined;
-  return { job, team, input, given: givenParticipant(input), event, target, experiments: target ? [target] : context.running, running: context.running, variants: context.variants, chosen, value: carriedValue(input, event) };
+  const given = givenParticipant(input);
+  const exposure = input.rollout === undefined ? undefined : await rolloutOf(db, team, context, given.key, input.rollout);
+  // An exposure to a rollout is no exposure to an experiment: it enrols only in one it names.
+  const experiments = target ? [target] : exposure ? [] : context.running;
+  return { job, team, input, given, event, target, experiments, running: context.running, variants: context.variants, chosen, value: carriedValue(input, event), exposure, rollouts: context.rolloutsById };
 }
 
 
@@ -244,10 +248,3 @@ async function readParticipants(db: Db, statements: Ledger, admitted: Resolved[]
   if (unread.size > 0) for (const [key, state] of statesOf(await statements.participants(db, [...unread.values()]))) states.set(key, state);
   return states;
 }
-
-
-
-
-
-
-

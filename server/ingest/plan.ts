@@ -14,6 +14,8 @@ import { toParticipant, type ParticipantInput, type ParticipantRow } from '../pa
 import { exact } from '../storage/exact-sums';
 import type { TeamRow } from '../teams/store';
 import type { ResolvedVariant } from '../variants/store';
+import type { IngestRollout } from '../rollouts/store';
+import type { RolloutArm } from '../../domain/rollout-arms';
 import { quotaMonth } from '../teams/quota';
 
 type IngestRequest = components['schemas']['IngestRequest'];
@@ -41,6 +43,10 @@ export interface ResolvedIngest {
   chosen?: ResolvedVariant;
   /** What the event carried, in micro-units (value events only). */
   value?: bigint;
+  /** The rollout it records an exposure to, and the arm. */
+  exposure?: { rollout: IngestRollout; arm: RolloutArm };
+  /** The team's running and paused rollouts, by id: whose arms its event counts in. */
+  rollouts: Map<number, IngestRollout>;
 }
 
 /** Where a plan starts: its clock and quota month, the key window's cutoff, the participants as stored, and the ingests each team accepts. */
@@ -102,6 +108,8 @@ export function statesOf({ rows, histories }: StoredParticipants): Map<string, P
     const days = history.get(event_id)?.days ?? history.set(event_id, { metric: { type, cap }, days: [] }).get(event_id)!.days;
     days.push({ day, count: Number(count), value: exact(value) });
   }
+  for (const row of histories.rolloutExposures) byId.get(row.participant_id)!.rollouts.set(row.rollout_id, row.arm);
+  for (const row of histories.rolloutConversions) byId.get(row.participant_id)!.rolloutConversions.set(`${row.rollout_id}:${row.event_id}`, { count: Number(row.count), value: exact(row.value) });
   return states;
 }
 
@@ -129,7 +137,12 @@ export function apply(flush: LedgerChange, unit: ResolvedIngest): IngestOutcome 
     for (const { eventId, x } of covariates) state.covariates.set(`${experiment.id}:${eventId}`, x);
     flush.enrolments.push({ state, teamId: team.id, experimentId: experiment.id, variantId: variant.id, covariates });
   }
+  if (unit.exposure && !state.rollouts.has(unit.exposure.rollout.id)) {
+    state.rollouts.set(unit.exposure.rollout.id, unit.exposure.arm);
+    flush.rolloutExposures.push({ state, teamId: team.id, rolloutId: unit.exposure.rollout.id, arm: unit.exposure.arm });
+  }
   const assignments = state.enrolments.filter((enrolment) => enrolment.status === 'running');
+  if (unit.event && !unit.target) countInRollouts(flush, state, unit, unit.event);
   if (unit.event) {
     const event = unit.event;
     const value = unit.value ?? 0n;
@@ -149,6 +162,21 @@ export function apply(flush: LedgerChange, unit: ResolvedIngest): IngestOutcome 
     }
   }
   return { participant: toParticipant(state.row), assignments: assignments.map(toEnrolment) };
+}
+
+/** An event counted in the arm of each running or paused rollout the participant is exposed to that guards it. */
+function countInRollouts(flush: LedgerChange, state: ParticipantState, unit: ResolvedIngest, event: EventRow): void {
+  for (const [rolloutId, arm] of state.rollouts) {
+    if (!unit.rollouts.get(rolloutId)?.guardrails.has(event.id)) continue;
+    const conversion = `${rolloutId}:${event.id}`;
+    const before = state.rolloutConversions.get(conversion) ?? NO_CONVERSIONS;
+    const after = { count: before.count + 1, value: before.value + (unit.value ?? 0n) };
+    state.rolloutConversions.set(conversion, after);
+    const moveKey = `${participantKey(unit.team.id, state.row.key)}\u0000${conversion}`;
+    const move = flush.rolloutConversions.get(moveKey);
+    if (move) move.after = after;
+    else flush.rolloutConversions.set(moveKey, { state, teamId: unit.team.id, rolloutId, arm, eventId: event.id, metric: event, before, after });
+  }
 }
 
 /** The participant's covariates for an enrolment at `at` (CUPED's x, frozen now): one per event it did something of in the window, where x is not 0. */

@@ -10,6 +10,8 @@ interface ParticipantState {
   enrolments: object[];
   excluded: Set<number>;
   conversions: Map<string, { count: number; value: bigint }>;
+  rollouts: Map<number, string>;
+  rolloutConversions: Map<string, { count: number; value: bigint }>;
 }
 
 /**
@@ -54,9 +56,10 @@ function quotaHolds(before: Map<number, number>, now: Map<number, number>, jobs:
   });
 }
 
-/** A participant as the flush read it: its row, enrolments, exclusions and conversions. */
+/** A participant as the flush read it: its row, enrolments, exclusions and conversions, its rollouts' arms and guardrail conversions. */
 function described(state: ParticipantState | undefined): string {
   if (!state) return '';
-  const conversions = [...state.conversions].sort(([a], [b]) => (a < b ? -1 : 1)).map(([key, { count, value }]) => [key, count, value.toString()]);
-  return JSON.stringify([state.row, state.enrolments, [...state.excluded].sort((a, b) => a - b), conversions]);
+  const totals = (map: Map<string, { count: number; value: bigint }>) => [...map].sort(([a], [b]) => (a < b ? -1 : 1)).map(([key, { count, value }]) => [key, count, value.toString()]);
+  const rollouts = [...state.rollouts].sort(([a], [b]) => a - b);
+  return JSON.stringify([state.row, state.enrolments, [...state.excluded].sort((a, b) => a - b), totals(state.conversions), rollouts, totals(state.rolloutConversions)]);
 }

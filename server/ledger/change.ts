@@ -1,5 +1,6 @@
 import type { MetricType } from '../../domain/metric';
 import type { DayActivity } from '../../domain/pre-exposure';
+import type { RolloutArm } from '../../domain/rollout-arms';
 import type { EnrolmentRow } from '../enrolments/store';
 import type { ParticipantRow } from '../storage/schema';
 
@@ -22,6 +23,10 @@ export interface LedgerChange {
   withdrawals: Withdrawal[];
   /** Experiments participants may never enter again. */
   exclusions: Exclusion[];
+  /** Exposures to safe rollouts it adds: each a participant's first to its rollout, in its arm. */
+  rolloutExposures: RolloutExposure[];
+  /** Guardrail conversions it moves in rollouts' arms, by participant and `rolloutId:eventId`, each from its total before to its total after. */
+  rolloutConversions: Map<string, RolloutConversionMove>;
   /** What participants did on the change's UTC day, by participant and event, whether enrolled or not: the pre-exposure history (CUPED) it adds to. */
   activity: Map<string, Activity>;
   /** team id → ingests it accepts. */
@@ -45,6 +50,10 @@ export interface ParticipantState {
   covariates: Map<string, bigint>;
   /** event id → what it did on the days before the change's day (its pre-exposure history), with the event's metric. */
   history: Map<number, EventHistory>;
+  /** rollout id → the arm of its exposure to the rollout. */
+  rollouts: Map<number, RolloutArm>;
+  /** `rolloutId:eventId` → its conversions of a guardrail event since its exposure to the rollout. */
+  rolloutConversions: Map<string, ConversionTotal>;
 }
 
 export interface EventHistory {
@@ -98,6 +107,25 @@ export interface Withdrawal {
   covariates: Covariate[];
 }
 
+export interface RolloutExposure {
+  state: ParticipantState;
+  teamId: number;
+  rolloutId: number;
+  arm: RolloutArm;
+}
+
+/** An exposed participant's conversions of a rollout's guardrail event, from `before` to `after`: its arm's counters move. */
+export interface RolloutConversionMove {
+  state: ParticipantState;
+  teamId: number;
+  rolloutId: number;
+  arm: RolloutArm;
+  eventId: number;
+  metric: { type: MetricType; cap: number | null };
+  before: ConversionTotal;
+  after: ConversionTotal;
+}
+
 /** A participant's events of one event on the change's day: their number and value sum (micro-units). */
 export interface Activity {
   state: ParticipantState;
@@ -126,10 +154,10 @@ export const NO_CONVERSIONS: ConversionTotal = { count: 0, value: 0n };
 
 /** A change that does nothing yet, at `at`. */
 export function emptyChange(at: string, month: string, keyCutoff: string): LedgerChange {
-  return { at, month, participants: new Map(), enrolments: [], conversions: new Map(), withdrawals: [], exclusions: [], activity: new Map(), quota: new Map(), keys: [], keyCutoff };
+  return { at, month, participants: new Map(), enrolments: [], conversions: new Map(), withdrawals: [], exclusions: [], rolloutExposures: [], rolloutConversions: new Map(), activity: new Map(), quota: new Map(), keys: [], keyCutoff };
 }
 
 /** A participant as a change first knows it: its row, nothing of its histories yet. */
 export function participantState(row: ParticipantRow, isNew: boolean): ParticipantState {
-  return { row, isNew, changed: false, enrolments: [], excluded: new Set(), conversions: new Map(), covariates: new Map(), history: new Map() };
+  return { row, isNew, changed: false, enrolments: [], excluded: new Set(), conversions: new Map(), covariates: new Map(), history: new Map(), rollouts: new Map(), rolloutConversions: new Map() };
 }

@@ -70,7 +70,7 @@ export function countersOf(change: LedgerChange): { variants: VariantDelta[]; ev
 }
 
 /** One participant's conversions of one event moved from `before` to `after`, as each counter sees it. */
-export function eventDelta({ metric, before, after, x }: ConversionMove): Record<EventCounter, bigint> {
+export function eventDelta({ metric, before, after, x }: Pick<ConversionMove, 'metric' | 'before' | 'after' | 'x'>): Record<EventCounter, bigint> {
   const [yBefore, yAfter] = [metricValue(metric, before), metricValue(metric, after)];
   const y = sumChange(yBefore, yAfter);
   const converted = (total: { count: number }) => (total.count > 0 ? 1n : 0n);

@@ -1,4 +1,5 @@
 import type { MetricType } from '../../domain/metric';
+import type { RolloutArm } from '../../domain/rollout-arms';
 import type { EnrolmentRow } from '../enrolments/store';
 import type { ParticipantRow } from '../storage/schema';
 import type { Db } from '../storage/database';
@@ -41,9 +42,12 @@ export interface Histories {
   covariates: Array<{ participant_id: number; experiment_id: number; event_id: number; x: string | number }>;
   /** What each did per event on the days before `before` (pre_exposure_activity, as the sweep left it), with the event's metric. */
   activity: Array<{ participant_id: number; event_id: number; day: string; count: number | string; value: string | number; type: MetricType; cap: number | null }>;
+  /** Their exposures to running or paused rollouts, and their conversions of those rollouts' guardrail events. */
+  rolloutExposures: Array<{ participant_id: number; rollout_id: number; arm: RolloutArm }>;
+  rolloutConversions: Array<{ participant_id: number; rollout_id: number; event_id: number; count: number | string; value: string | number }>;
 }
 
-export const NO_HISTORIES: Histories = { enrolments: [], exclusions: [], conversions: [], covariates: [], activity: [] };
+export const NO_HISTORIES: Histories = { enrolments: [], exclusions: [], conversions: [], covariates: [], activity: [], rolloutExposures: [], rolloutConversions: [] };
 
 /** The stored participants a flush read, with their enrolments, exclusions and conversions. */
 export interface StoredParticipants {

@@ -1,5 +1,6 @@
 import { CompiledQuery, sql } from 'kysely';
 import type { MetricType } from '../../domain/metric';
+import type { RolloutArm } from '../../domain/rollout-arms';
 import type { EnrolmentRow } from '../enrolments/store';
 import type { ParticipantRow } from '../storage/schema';
 import { teamLock } from '../storage/team-lock';
@@ -9,6 +10,7 @@ import { ASSUMPTION_CHANGED } from '../storage/sql-states';
 import type { LedgerChange, ParticipantState } from './change';
 import { countersOf, EVENT_COUNTERS, takesBack, type EventDelta } from './counters';
 import { assumptionsHold } from './postgres-assumption';
+import { rolloutArmsWrite } from './postgres-rollouts';
 import { keyId, type FlushRead, type Ledger, type NamedKey, type NamedParticipant, type StoredParticipants } from './port';
 import { writeWithdrawals } from './withdrawals';
 
@@ -55,7 +57,7 @@ export const postgresLedger: Ledger = {
       await connection.executeQuery(COMMIT);
       return;
     }
-    await inOneRoundTrip(connection, [write(change).compile(connection), COMMIT]);
+    await inOneRoundTrip(connection, [...writes(change).map((query) => query.compile(connection)), COMMIT]);
   },
 
   // The counters first, then the rows: a variant's counter is locked before its enrolments, as
@@ -73,7 +75,7 @@ export const postgresLedger: Ledger = {
    */
   async commitAssuming(connection, checks, change) {
     const opening = [BEGIN, GENERIC_PLANS, ...checks.teams.map((team) => teamLock(team.id)), SAVEPOINT];
-    const writing = change ? [write(change).compile(connection)] : [];
+    const writing = change ? writes(change).map((query) => query.compile(connection)) : [];
     try {
       const answers = await inOneRoundTrip(connection, [...opening, assumptionsHold(checks).compile(connection), RELEASE, ...writing, COMMIT]);
       return new Map((answers[opening.length]!.rows as Array<{ id: number; used: number }>).map((row) => [Number(row.id), Number(row.used)]));
@@ -90,6 +92,9 @@ export const postgresLedger: Ledger = {
   // (bench/results/2026-11-27-postgres-flush-rows.md).
   flushRows: 2000,
 };
+
+/** The flush's write, and the rollouts' after it (postgres-rollouts.ts). */
+const writes = (change: LedgerChange) => [write(change), ...[rolloutArmsWrite(change)].filter((query) => query !== undefined)];
 
 type TeamsRow = { id: number; config_version: number; used: number; key: string | null; outcome: string | null };
 
@@ -131,6 +136,8 @@ type ParticipantWithHistories = ParticipantRow & {
   conversions: Array<[number, number, number, string]>;
   covariates: Array<[number, number, string]>;
   activity: Array<[number, string, number, string, MetricType, number | null]>;
+  rollout_exposures: Array<[number, RolloutArm]>;
+  rollout_conversions: Array<[number, number, number, string]>;
 };
 
 /**
@@ -152,14 +159,18 @@ function participantsRead(named: NamedParticipant[]) {
       (select coalesce(json_agg(json_build_array(c.experiment_id, c.event_id, c.x::text)), '[]')
         from enrolment_covariates c where c.team_id = p.team_id and c.participant_id = p.id) as covariates,
       (select coalesce(json_agg(json_build_array(a.event_id, a.day, a.count, a.value::text, e.type, e.cap)), '[]')
-        from pre_exposure_activity a join events e on e.id = a.event_id where a.team_id = p.team_id and a.participant_id = p.id) as activity
+        from pre_exposure_activity a join events e on e.id = a.event_id where a.team_id = p.team_id and a.participant_id = p.id) as activity,
+      (select coalesce(json_agg(json_build_array(x.rollout_id, x.arm)), '[]') from rollout_exposures x join rollouts r on r.id = x.rollout_id
+        where x.team_id = p.team_id and x.participant_id = p.id and r.state in ('running', 'paused')) as rollout_exposures,
+      (select coalesce(json_agg(json_build_array(c.rollout_id, c.event_id, c.count, c.value::text)), '[]') from rollout_conversions c join rollouts r on r.id = c.rollout_id
+        where c.team_id = p.team_id and c.participant_id = p.id and r.state in ('running', 'paused')) as rollout_conversions
     from unnest(${named.map((n) => n.team)}::bigint[], ${named.map((n) => n.key)}::text[]) as k(team_id, key)
     cross join lateral (select * from participants p where p.team_id = k.team_id and p.key = k.key limit 1) p`;
 }
 
 function storedParticipants(answer: { rows: unknown[] } | undefined): StoredParticipants {
-  const stored: StoredParticipants = { rows: [], histories: { enrolments: [], exclusions: [], conversions: [], covariates: [], activity: [] } };
-  for (const { enrolments, exclusions, conversions, covariates, activity, ...row } of (answer?.rows ?? []) as ParticipantWithHistories[]) {
+  const stored: StoredParticipants = { rows: [], histories: { enrolments: [], exclusions: [], conversions: [], covariates: [], activity: [], rolloutExposures: [], rolloutConversions: [] } };
+  for (const { enrolments, exclusions, conversions, covariates, activity, rollout_exposures, rollout_conversions, ...row } of (answer?.rows ?? []) as ParticipantWithHistories[]) {
     stored.rows.push(row);
     const participant_id = row.id;
     for (const [id, experiment_id, variant_id, experiment_key, status, variant_key, enrolledMs] of enrolments) {
@@ -169,6 +180,8 @@ function storedParticipants(answer: { rows: unknown[] } | undefined): StoredPart
     for (const [experiment_id, event_id, count, value] of conversions) stored.histories.conversions.push({ participant_id, experiment_id, event_id, count, value });
     for (const [experiment_id, event_id, x] of covariates) stored.histories.covariates.push({ participant_id, experiment_id, event_id, x });
     for (const [event_id, day, count, value, type, cap] of activity) stored.histories.activity.push({ participant_id, event_id, day, count, value, type, cap });
+    for (const [rollout_id, arm] of rollout_exposures) stored.histories.rolloutExposures.push({ participant_id, rollout_id, arm });
+    for (const [rollout_id, event_id, count, value] of rollout_conversions) stored.histories.rolloutConversions.push({ participant_id, rollout_id, event_id, count, value });
   }
   return stored;
 }

@@ -4,6 +4,7 @@ import type { Db } from '../storage/database';
 import { utcDay } from '../storage/values';
 import { participantKey, type LedgerChange } from './change';
 import { countersOf, EVENT_COUNTERS, takesBack, type EventDelta } from './counters';
+import { ARM_EVENT_COUNTERS, rolloutCountersOf } from './rollout-counters';
 import { keyId, NO_HISTORIES, type FlushRead, type Histories, type Ledger, type NamedKey, type NamedParticipant, type Opening, type StoredParticipants } from './port';
 import { writeWithdrawals } from './withdrawals';
 
@@ -116,7 +117,23 @@ async function histories(db: Db, participants: ParticipantRow[]): Promise<Histor
       select a.participant_id, a.event_id, a.day, a.count, a.value, e.type, e.cap from json_each(${ids}) k
       join pre_exposure_activity a on a.team_id = k.value ->> 0 and a.participant_id = k.value ->> 1
       join events e on e.id = a.event_id`.execute(db);
-    return { enrolments: enrolments.rows, exclusions: exclusions.rows, conversions: conversions.rows, covariates: covariates.rows, activity: activity.rows };
+    const rolloutExposures = await sql<Histories['rolloutExposures'][number]>`
+      select x.participant_id, x.rollout_id, x.arm from json_each(${ids}) k
+      join rollout_exposures x on x.team_id = k.value ->> 0 and x.participant_id = k.value ->> 1
+      join rollouts r on r.id = x.rollout_id where r.state in ('running', 'paused')`.execute(db);
+    const rolloutConversions = await sql<Histories['rolloutConversions'][number]>`
+      select c.participant_id, c.rollout_id, c.event_id, c.count, c.value from json_each(${ids}) k
+      join rollout_conversions c on c.team_id = k.value ->> 0 and c.participant_id = k.value ->> 1
+      join rollouts r on r.id = c.rollout_id where r.state in ('running', 'paused')`.execute(db);
+    return {
+      enrolments: enrolments.rows,
+      exclusions: exclusions.rows,
+      conversions: conversions.rows,
+      covariates: covariates.rows,
+      activity: activity.rows,
+      rolloutExposures: rolloutExposures.rows,
+      rolloutConversions: rolloutConversions.rows,
+    };
 }
 
 async function write(db: Db, change: LedgerChange): Promise<void> {
@@ -138,8 +155,36 @@ async function write(db: Db, change: LedgerChange): Promise<void> {
         where participants.id = d.value ->> 0`.execute(db);
   }
   await writeCounts(db, change);
+  await writeRolloutArms(db, change);
   await writeWithdrawals(db, change);
 }
+
+/** The rollouts' exposures, guardrail conversions and their arms' counters; a statement each, and none without exposures or conversions. */
+async function writeRolloutArms(db: Db, change: LedgerChange): Promise<void> {
+  const { arms, events } = rolloutCountersOf(change);
+  if (change.rolloutExposures.length > 0) {
+    await sql`insert into rollout_exposures (team_id, rollout_id, participant_id, arm, exposed_at)
+        select value ->> 0, value ->> 1, value ->> 2, value ->> 3, ${change.at} from json_each(${rowsOf(change.rolloutExposures.map((e) => [e.teamId, e.rolloutId, e.state.row.id, e.arm]))})`.execute(db);
+    await sql`insert into rollout_arm_counts (team_id, rollout_id, arm, participants)
+        select value ->> 0, value ->> 1, value ->> 2, value ->> 3 from json_each(${rowsOf(arms.map((a) => [a.teamId, a.rolloutId, a.arm, a.participants]))}) where true
+        on conflict (rollout_id, arm) do update set participants = participants + excluded.participants`.execute(db);
+  }
+  if (change.rolloutConversions.size > 0) {
+    const moves = [...change.rolloutConversions.values()];
+    await sql`insert into rollout_conversions (team_id, rollout_id, participant_id, event_id, count, value)
+        select value ->> 0, value ->> 1, value ->> 2, value ->> 3, value ->> 4, value ->> 5
+        from json_each(${rowsOf(moves.map((c) => [c.teamId, c.rolloutId, c.state.row.id, c.eventId, c.after.count - c.before.count, (c.after.value - c.before.value).toString()]))}) where true
+        on conflict (rollout_id, participant_id, event_id) do update set count = count + excluded.count, value = exact_add(value, excluded.value)`.execute(db);
+    await sql`insert into rollout_arm_event_counts (team_id, rollout_id, arm, event_id, ${ARM_COLUMNS})
+        select value ->> 0, value ->> 1, value ->> 2, value ->> 3, ${ARM_VALUES}
+        from json_each(${rowsOf(events.map((e) => [e.teamId, e.rolloutId, e.arm, e.eventId, ...ARM_EVENT_COUNTERS.map((column) => e.counters[column].toString())]))}) where true
+        on conflict (rollout_id, arm, event_id) do update set ${ARM_ADDED}`.execute(db);
+  }
+}
+
+const ARM_COLUMNS = sql.raw(ARM_EVENT_COUNTERS.join(', '));
+const ARM_VALUES = sql.raw(ARM_EVENT_COUNTERS.map((column, i) => (column.startsWith('sum') ? `value ->> ${i + 4}` : `cast(value ->> ${i + 4} as integer)`)).join(', '));
+const ARM_ADDED = sql.raw(ARM_EVENT_COUNTERS.map((column) => (column.startsWith('sum') ? `${column} = exact_add(${column}, excluded.${column})` : `${column} = ${column} + excluded.${column}`)).join(', '));
 
 /** Each event counter's column, and how a stored value and a delta add up: exact sums travel as decimal strings (JSON numbers would round them). */
 const COLUMNS = sql.raw(EVENT_COUNTERS.map((counter) => counter.column).join(', '));

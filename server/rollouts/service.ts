@@ -9,6 +9,7 @@ import { now, onDuplicate } from '../storage/values';
 import { largestField, type ConfigFits } from '../teams/limits';
 import type { TeamRow } from '../teams/store';
 import { checkGuardrailEvents, checkRollout, stepsOf } from './checks';
+import { observe } from './counters';
 import * as store from './store';
 
 type Rollout = components['schemas']['Rollout'];
@@ -31,12 +32,13 @@ async function requireRollout(db: Db, team: TeamRow, feature: features.FeatureRo
 
 export async function listRollouts(db: Db, team: TeamRow, featureKey: string): Promise<Rollout[]> {
   const feature = await requireFeature(db, team, featureKey);
-  return (await store.listRollouts(db, feature.id)).map((row) => store.toRollout(row, feature.key));
+  return Promise.all((await store.listRollouts(db, feature.id)).map(async (row) => store.toRollout(row, feature.key, await observe(db, row))));
 }
 
 export async function getRollout(db: Db, team: TeamRow, featureKey: string, number: number): Promise<Rollout> {
   const feature = await requireFeature(db, team, featureKey);
-  return store.toRollout(await requireRollout(db, team, feature, number), feature.key);
+  const row = await requireRollout(db, team, feature, number);
+  return store.toRollout(row, feature.key, await observe(db, row));
 }
 
 export async function createRollout(db: Db, team: TeamRow, featureKey: string, input: RolloutCreate, change: Change, requireConfigFits: ConfigFits): Promise<Rollout> {
@@ -70,7 +72,7 @@ export async function createRollout(db: Db, team: TeamRow, featureKey: string, i
       () => new Conflict(`Feature '${feature.key}' of team ${team.id} already has a running or paused rollout; roll it back or release it first.`),
     );
     await requireConfigFits(trx, team, largestField(input, ['value', 'conditions']));
-    const created = store.toRollout(row, feature.key);
+    const created = store.toRollout(row, feature.key, await observe(trx, row));
     await record(trx, team.id, change, { resource: 'rollout', key: `${feature.key}/${row.number}`, action: 'created', before: null, after: created });
     return created;
   });
@@ -101,8 +103,9 @@ export async function act(db: Db, team: TeamRow, featureKey: string, number: num
     const at = now();
     const changes = { state: to, updated_at: at, ...(action === 'rolled_back' && { rollback: JSON.stringify({ reason: 'manual', at, event: null, effect: null, interval: null }) }), ...(action === 'released' && released(rollout, at)) };
     const updated = (await store.updateRollout(trx, rollout.id, from, changes))!;
-    const after = store.toRollout(updated, feature.key);
-    await record(trx, team.id, change, { resource: 'rollout', key: `${feature.key}/${number}`, action, before: store.toRollout(rollout, feature.key), after });
+    const observed = await observe(trx, rollout);
+    const after = store.toRollout(updated, feature.key, observed);
+    await record(trx, team.id, change, { resource: 'rollout', key: `${feature.key}/${number}`, action, before: store.toRollout(rollout, feature.key, observed), after });
     if (action === 'released') await releaseValue(trx, team, feature, updated.value, change);
     return after;
   });

@@ -12,7 +12,8 @@ export type RolloutState = RolloutRow['state'];
 /** The states a rollout is served in (carried in the team config); at most one per flag. */
 export const ACTIVE_STATES: RolloutState[] = ['running', 'paused'];
 
-export function toRollout(row: RolloutRow, feature: string): Rollout {
+/** The rollout as answered, with what its counters say now (counters.ts). */
+export function toRollout(row: RolloutRow, feature: string, observed: Pick<Rollout, 'exposures' | 'readings'>): Rollout {
   const steps = JSON.parse(row.steps) as Rollout['steps'];
   return {
     number: row.number,
@@ -28,6 +29,8 @@ export function toRollout(row: RolloutRow, feature: string): Rollout {
     seed: row.seed,
     history: JSON.parse(row.history) as Rollout['history'],
     rollback: row.rollback === null ? null : (JSON.parse(row.rollback) as Rollout['rollback']),
+    ...observed,
+    hold: row.hold === null ? null : (JSON.parse(row.hold) as Rollout['hold']),
     created_at: iso(row.created_at),
     updated_at: iso(row.updated_at),
   };
@@ -61,6 +64,49 @@ export async function activeRollout(db: Db, featureId: number): Promise<RolloutR
 export async function activeRolloutsOfTeam(db: Db, teamId: number): Promise<Map<number, RolloutRow>> {
   const rows = await db.selectFrom('rollouts').selectAll().where('team_id', '=', teamId).where('state', 'in', ACTIVE_STATES).execute();
   return new Map(rows.map((row) => [row.feature_id, row]));
+}
+
+/** A running or paused rollout as the ingest reads it: whom it places in which arm, and the guardrail events its arms count. */
+export interface IngestRollout {
+  id: number;
+  feature: string;
+  number: number;
+  seed: string;
+  share: number;
+  /** Its guardrail events' ids. */
+  guardrails: Set<number>;
+}
+
+/** The team's running and paused rollouts, by `<feature>/<number>`. */
+export async function ingestRollouts(db: Db, teamId: number): Promise<Map<string, IngestRollout>> {
+  const rows = await db
+    .selectFrom('rollouts')
+    .innerJoin('features', 'features.id', 'rollouts.feature_id')
+    .select(['rollouts.id', 'features.key as feature', 'rollouts.number', 'rollouts.seed', 'rollouts.steps', 'rollouts.step', 'rollouts.guardrails'])
+    .where('rollouts.team_id', '=', teamId)
+    .where('rollouts.state', 'in', ACTIVE_STATES)
+    .execute();
+  const keys = rows.flatMap((row) => (JSON.parse(row.guardrails) as Rollout['guardrails']).map((guardrail) => guardrail.event));
+  const events = keys.length === 0 ? [] : await db.selectFrom('events').select(['id', 'key']).where('team_id', '=', teamId).where('key', 'in', keys).execute();
+  const eventIds = new Map(events.map((event) => [event.key, event.id]));
+  return new Map(
+    rows.map((row) => {
+      const guardrails = (JSON.parse(row.guardrails) as Rollout['guardrails']).flatMap((guardrail) => eventIds.get(guardrail.event) ?? []);
+      return [`${row.feature}/${row.number}`, { id: row.id, feature: row.feature, number: row.number, seed: row.seed, share: shareOf(row), guardrails: new Set(guardrails) }];
+    }),
+  );
+}
+
+/** A flag's rollout by the flag's key and the rollout's number, in any state. */
+export async function findRolloutOfFlag(db: Db, teamId: number, feature: string, number: number): Promise<RolloutRow | undefined> {
+  return db
+    .selectFrom('rollouts')
+    .innerJoin('features', 'features.id', 'rollouts.feature_id')
+    .selectAll('rollouts')
+    .where('features.team_id', '=', teamId)
+    .where('features.key', '=', feature)
+    .where('rollouts.number', '=', number)
+    .executeTakeFirst();
 }
 
 export async function nextNumber(db: Db, featureId: number): Promise<number> {

@@ -29,6 +29,7 @@ import { webhooks } from './migrations/021_webhooks';
 import { cuped } from './migrations/022_cuped';
 import { webhookSecretOverlap } from './migrations/023_webhook_secret_overlap';
 import { rollouts } from './migrations/024_rollouts';
+import { rolloutExposures } from './migrations/025_rollout_exposures';
 import { registerExactAdd } from './exact-sums';
 import { preparingStatements } from './postgres-statements';
 import type { Database, Db } from './schema';
@@ -171,6 +172,7 @@ export function migrationsOf(engine: Engine): Record<string, Migration> {
     '022_cuped': cuped(engine),
     '023_webhook_secret_overlap': webhookSecretOverlap(engine),
     '024_rollouts': rollouts(engine),
+    '025_rollout_exposures': rolloutExposures(engine),
   };
 }
 

@@ -34,7 +34,7 @@ const variants = new Map([
 
 function ingest(participant: string, fields: Partial<ResolvedIngest> = {}): ResolvedIngest {
   const running = fields.running ?? [checkout, pricing];
-  return { team, input: { participant }, given: { key: participant }, experiments: running, running, variants, event: purchase, ...fields };
+  return { team, input: { participant }, given: { key: participant }, experiments: running, running, variants, event: purchase, rollouts: new Map(), ...fields };
 }
 
 function stored(key: string, fields: Partial<ParticipantState> = {}): [string, ParticipantState] {
@@ -165,5 +165,38 @@ describe('ingest admission: which resolved ingests are refused (server/ingest/pl
     if (refused) expect(refusal).toBeInstanceOf(refused);
     else expect(refusal).toBeUndefined();
     expect(quota.get(1)).toBe(usedAfter);
+  });
+});
+
+describe("ingest plan: exposures to safe rollouts and their guardrails' counts", () => {
+  const rollout = { id: 900, feature: 'checkout', number: 1, seed: '0'.repeat(32), share: 5, guardrails: new Set([purchase.id]) };
+  const rollouts = new Map([[rollout.id, rollout]]);
+  const exposed = (participant: string, arm: 'new' | 'current', fields: Partial<ResolvedIngest> = {}) =>
+    ingest(participant, { exposure: { rollout, arm }, experiments: [], rollouts, event: undefined, ...fields });
+  const moves = (change: ReturnType<typeof plan>['change']) => [...change.rolloutConversions.values()].map((m) => `${m.state.row.key}:${m.rolloutId}:${m.arm}:${m.eventId} ${m.before.count}→${m.after.count}`);
+
+  it('when a participant is first exposed, then it enters the arm once, whatever later exposures say, and enrols in no experiment', () => {
+    const { change } = plan([exposed('a', 'new'), exposed('a', 'current')]);
+    expect(change.rolloutExposures.map((e) => `${e.state.row.key}:${e.rolloutId}:${e.arm}`)).toEqual(['a:900:new']);
+    expect(change.enrolments).toEqual([]);
+  });
+
+  it('when an exposed participant reports a guardrail event, then it counts in its arm, from the exposure on', () => {
+    const { change } = plan([ingest('a', { rollouts }), exposed('a', 'current'), ingest('a', { rollouts, input: { participant: 'a', enrol: false } }), exposed('a', 'current', { event: purchase })]);
+    expect(moves(change)).toEqual(['a:900:current:10 0→2']);
+  });
+
+  it('when a stored participant was exposed before, then its stored arm and conversions are where its move starts, and it is not exposed again', () => {
+    const { change } = plan([ingest('a', { rollouts, experiments: [] })], new Map([stored('a', { rollouts: new Map([[900, 'new']]), rolloutConversions: new Map([['900:10', { count: 3, value: 0n }]]) })]));
+    expect(change.rolloutExposures).toEqual([]);
+    expect(moves(change)).toEqual(['a:900:new:10 3→4']);
+  });
+
+  it('when the event is no guardrail, the rollout is no longer running or paused, or the ingest names an experiment, then no arm counts it', () => {
+    const other: EventRow = { ...purchase, id: 12, key: 'signup' };
+    const state = () => new Map([stored('a', { rollouts: new Map([[900, 'new']]) })]);
+    expect(moves(plan([ingest('a', { rollouts, event: other, experiments: [] })], state()).change)).toEqual([]);
+    expect(moves(plan([ingest('a', { rollouts: new Map(), experiments: [] })], state()).change)).toEqual([]);
+    expect(moves(plan([ingest('a', { rollouts, target: checkout, experiments: [checkout] })], state()).change)).toEqual([]);
   });
 });

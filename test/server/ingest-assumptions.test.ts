@@ -8,7 +8,7 @@ import type { IngestJob } from '../../server/ingest/flush';
 import type { TeamRow } from '../../server/teams/store';
 
 const team = (id: number) => ({ id, ingest_limit: null }) as TeamRow;
-const context: IngestContext = { running: [], variants: new Map(), events: new Map(), others: new Map(), unknown: new UnknownKeys().of(1, 4) };
+const context: IngestContext = { running: [], variants: new Map(), events: new Map(), others: new Map(), unknown: new UnknownKeys().of(1, 4), rollouts: new Map(), rolloutsById: new Map() };
 
 /** Ingests of these participants of team 1, whose context this process built at version 4. */
 function jobsOf(...participants: string[]): IngestJob[] {
