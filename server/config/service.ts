@@ -6,7 +6,7 @@ import { TEAM_LIMITS } from '../teams/limits';
 import type { TeamRow } from '../teams/store';
 import { rulesOf } from '../features/store';
 import { toExperiment } from '../experiments/store';
-import { runningWithVariants } from '../variants/store';
+import { runningWithVariants } from '../experiments/variants-store';
 import { activeRolloutsOfTeam, toConfigRollout } from '../rollouts/store';
 
 export type Config = components['schemas']['Config'];

@@ -14,7 +14,7 @@ import { countInTeam } from '../storage/counts';
 import { now, onDuplicate } from '../storage/values';
 import { largestField, requireRoomFor, requireRoomToRun, type ConfigFits } from '../teams/limits';
 import type { TeamRow } from '../teams/store';
-import { toVariant, variantsOf, variantsOfMany } from '../variants/store';
+import { toVariant, variantsOf, variantsOfMany } from './variants-store';
 import * as store from './store';
 import { groupRangeOf, targetingColumns } from './targeting';
 

@@ -5,7 +5,7 @@ import { findExperiment } from '../experiments/store';
 import { BadRequest, Conflict, NotFound } from '../http/errors';
 import type { Db } from '../storage/database';
 import type { TeamRow } from '../teams/store';
-import { variantsOf } from '../variants/store';
+import { variantsOf } from '../experiments/variants-store';
 
 type Rule = components['schemas']['FeatureRule'];
 type FieldError = components['schemas']['ProblemFieldError'];

@@ -10,7 +10,7 @@ import type { CacheSettings } from '../settings/settings';
 import type { Db } from '../storage/database';
 import type { TeamRow } from '../teams/store';
 import { findRolloutOfFlag, ingestRollouts, type IngestRollout } from '../rollouts/store';
-import { runningWithVariants, variantsOfMany, type ResolvedVariant } from '../variants/store';
+import { runningWithVariants, variantsOfMany, type ResolvedVariant } from '../experiments/variants-store';
 import { UnknownKeys, type UnknownKeysAt, type UnknownKind } from './unknown-keys';
 
 type RolloutExposure = components['schemas']['IngestRolloutExposure'];

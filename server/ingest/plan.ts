@@ -13,7 +13,7 @@ import type { StoredParticipants } from '../ledger/port';
 import { toParticipant, type ParticipantInput, type ParticipantRow } from '../participants/store';
 import { exact } from '../storage/exact-sums';
 import type { TeamRow } from '../teams/store';
-import type { ResolvedVariant } from '../variants/store';
+import type { ResolvedVariant } from '../experiments/variants-store';
 import type { IngestRollout } from '../rollouts/store';
 import type { RolloutArm } from '../../domain/rollout-arms';
 import { quotaMonth } from '../teams/quota';

@@ -13,7 +13,7 @@ import { inSnapshot } from '../storage/snapshot';
 import { iso, isoOrNull, now } from '../storage/values';
 import type { TeamRow } from '../teams/store';
 import { armTotalsOf, eventStatistics, experimentSrm } from '../variants/statistics';
-import { variantsOf, type ResolvedVariant } from '../variants/store';
+import { variantsOf, type ResolvedVariant } from '../experiments/variants-store';
 import { countsOnEvents, dailyChangesOf, lastCountedDay } from './store';
 
 /** The fixed τ rates were tuned with until 1.5.0; no sequence uses it now, the field stays for existing clients. */

@@ -9,7 +9,7 @@ import type { PageRequest } from '../routes/pagination';
 import type { Db } from '../storage/database';
 import { now, onDuplicate } from '../storage/values';
 import type { TeamRow } from '../teams/store';
-import * as store from './store';
+import * as store from '../experiments/variants-store';
 
 type Variant = components['schemas']['Variant'];
 type VariantCreate = components['schemas']['VariantCreate'];

@@ -10,7 +10,7 @@ import type { Db } from '../storage/database';
 import type { TeamRow } from '../teams/store';
 import { regressionAdjustment } from './regression-adjustment';
 import { requireVariant } from './service';
-import { statisticsInputs, type ResolvedVariant, type StatisticsInputs } from './store';
+import { statisticsInputs, type ResolvedVariant, type StatisticsInputs } from '../experiments/variants-store';
 
 type VariantStatistics = components['schemas']['VariantStatistics'];
 type EventStatistics = components['schemas']['EventStatistics'];

@@ -5,7 +5,7 @@ import { Conflict, QuotaExceeded } from '../../server/http/errors';
 import { admission, planChange, type ResolvedIngest } from '../../server/ingest/plan';
 import { participantKey, participantState, type EventHistory, type ParticipantState } from '../../server/ledger/change';
 import type { TeamRow } from '../../server/teams/store';
-import type { ResolvedVariant } from '../../server/variants/store';
+import type { ResolvedVariant } from '../../server/experiments/variants-store';
 
 // The ingest's decisions as plain values: no storage, no server (server/ingest/plan.ts).
 const AT = '2026-11-28T12:00:00.000Z';

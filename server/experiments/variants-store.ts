@@ -3,7 +3,7 @@ import { jsonArrayFrom as postgresJsonArray } from 'kysely/helpers/postgres';
 import { jsonArrayFrom as sqliteJsonArray } from 'kysely/helpers/sqlite';
 import type { components } from '../../generated/api';
 import { resolveTraffic } from '../../domain/assignment';
-import { listRunningExperiments, selectExperiments, type ExperimentRow } from '../experiments/store';
+import { listRunningExperiments, selectExperiments, type ExperimentRow } from './store';
 import type { EventRow } from '../events/store';
 import type { Db } from '../storage/database';
 import { prepared, type Bind } from '../storage/prepared';
