@@ -12,6 +12,7 @@ import { recordAddress, urlOf } from './address';
 import { seconds, settingsFromEnv } from './settings/settings';
 import { openStorage } from './storage/database';
 import { startWebhookDelivery } from './webhooks/delivery';
+import { watchRollouts } from './rollouts/watcher';
 
 /**
  * How long things may take, in seconds (decimals allowed), from the environment:
@@ -57,6 +58,7 @@ const stopSweeping = sweepIngestKeys(storage, settings.ingestKeyWindowMs, logger
 const stopSweepingAuditLog = sweepAuditLogEvery(storage.db, settings.auditLogRetentionDays, logger);
 const stopSweepingPreExposure = sweepPreExposureActivityEvery(storage, logger);
 const webhookDelivery = startWebhookDelivery(storage.db, settings.webhooks, logger);
+const rolloutWatch = watchRollouts(storage, settings.rolloutCheckMs, logger);
 
 let shuttingDown = false;
 /** Responses the app is working on: they finish during a shutdown. */
@@ -142,6 +144,7 @@ function shutDown(signal: NodeJS.Signals): void {
     let code = 0;
     try {
       await webhookDelivery.stop();
+      await rolloutWatch.stop();
       await storage.close();
     } catch (error) {
       logger.error({ err: error }, 'closing storage failed');

@@ -10,6 +10,7 @@ import { largestField, type ConfigFits } from '../teams/limits';
 import type { TeamRow } from '../teams/store';
 import { checkGuardrailEvents, checkRollout, stepsOf } from './checks';
 import { observe } from './counters';
+import { releaseValue, released, rolledBack } from './transitions';
 import * as store from './store';
 
 type Rollout = components['schemas']['Rollout'];
@@ -101,7 +102,7 @@ export async function act(db: Db, team: TeamRow, featureKey: string, number: num
     const rollout = await requireRollout(trx, team, feature, number);
     if (!from.includes(rollout.state)) throw new Conflict(`Rollout ${number} of feature '${feature.key}' is ${rollout.state}; only a ${from.join(' or ')} rollout can be ${verb}.`);
     const at = now();
-    const changes = { state: to, updated_at: at, ...(action === 'rolled_back' && { rollback: JSON.stringify({ reason: 'manual', at, event: null, effect: null, interval: null }) }), ...(action === 'released' && released(rollout, at)) };
+    const changes = action === 'rolled_back' ? rolledBack(at) : action === 'released' ? released(rollout, at) : { state: to, updated_at: at };
     const updated = (await store.updateRollout(trx, rollout.id, from, changes))!;
     const observed = await observe(trx, rollout);
     const after = store.toRollout(updated, feature.key, observed);
@@ -109,17 +110,4 @@ export async function act(db: Db, team: TeamRow, featureKey: string, number: num
     if (action === 'released') await releaseValue(trx, team, feature, updated.value, change);
     return after;
   });
-}
-
-/** A released rollout stands at its last step (100 %), which its history gains. */
-function released(rollout: store.RolloutRow, at: string) {
-  const steps = JSON.parse(rollout.steps) as Rollout['steps'];
-  const last = steps.length - 1;
-  const history = JSON.parse(rollout.history) as Rollout['history'];
-  return { step: last, history: JSON.stringify([...history, { step: last, percentage: steps[last]!.percentage, at }]) };
-}
-
-async function releaseValue(trx: Db, team: TeamRow, feature: features.FeatureRow, value: string | null, change: Change): Promise<void> {
-  const updated = (await features.updateFeature(trx, feature.id, team.id, { value, updated_at: now() }))!;
-  await record(trx, team.id, change, { resource: 'flag', key: feature.key, action: 'updated', before: features.toFeature(feature), after: features.toFeature(updated) });
 }

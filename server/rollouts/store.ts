@@ -109,6 +109,19 @@ export async function findRolloutOfFlag(db: Db, teamId: number, feature: string,
     .executeTakeFirst();
 }
 
+/** The ids of every running or paused rollout, of every team: what a check looks at. */
+export async function activeRolloutIds(db: Db): Promise<Array<{ id: number }>> {
+  return db.selectFrom('rollouts').select('id').where('state', 'in', ACTIVE_STATES).orderBy('id').execute();
+}
+
+export async function findRolloutById(db: Db, id: number): Promise<RolloutRow | undefined> {
+  return db.selectFrom('rollouts').selectAll().where('id', '=', id).executeTakeFirst();
+}
+
+export async function featureOfRollout(db: Db, rollout: Pick<RolloutRow, 'feature_id' | 'team_id'>): Promise<Selectable<Database['features']> | undefined> {
+  return db.selectFrom('features').selectAll().where('id', '=', rollout.feature_id).where('team_id', '=', rollout.team_id).executeTakeFirst();
+}
+
 export async function nextNumber(db: Db, featureId: number): Promise<number> {
   const row = await db.selectFrom('rollouts').select((eb) => eb.fn.max('number').as('highest')).where('feature_id', '=', featureId).executeTakeFirst();
   return Number(row?.highest ?? 0) + 1;

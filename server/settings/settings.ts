@@ -79,6 +79,8 @@ export interface Settings {
   /** AUDIT_LOG_RETENTION_DAYS (90, at least 90): audit entries older than this are deleted. */
   auditLogRetentionDays: number;
   webhooks: WebhookSettings;
+  /** ROLLOUT_CHECK_SECONDS (60): how often each process checks the safe rollouts (server/rollouts/watcher.ts). */
+  rolloutCheckMs: number;
 }
 
 /** What the app itself is built from (createApp): the rest of Settings is the process's. */
@@ -109,6 +111,7 @@ export function settingsFromEnv(env: NodeJS.ProcessEnv = process.env): Settings 
     ingestKeyWindowMs: ingestKeyWindowFromEnv(env),
     auditLogRetentionDays: auditLogRetentionFromEnv(env),
     webhooks: webhooksFromEnv(env),
+    rolloutCheckMs: seconds(env, 'ROLLOUT_CHECK_SECONDS', 60),
   };
 }
 
