@@ -34,7 +34,8 @@ export async function checkRollouts(storage: Storage, at: number = Date.now()): 
   return acted;
 }
 
-async function checkRollout(db: Db, id: number, at: number): Promise<Acted['action'] | undefined> {
+/** One check of one rollout (what checkRollouts does for each): the action taken, if any. */
+export async function checkRollout(db: Db, id: number, at: number = Date.now()): Promise<Acted['action'] | undefined> {
   const rollout = await store.findRolloutById(db, id);
   if (!rollout || !store.ACTIVE_STATES.includes(rollout.state)) return undefined;
   const decision = decide(rollout, await readCounters(db, rollout), at);
