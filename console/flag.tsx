@@ -1,8 +1,9 @@
 // One flag: on/off, its value, its ordered rules (force, rollout, experiment) with conditions and
-// schedules, and "try a participant": attributes in, the decision and why out (POST …/evaluate,
+// schedules, its safe rollouts, and "try a participant": attributes in, the decision and why out (POST …/evaluate,
 // which enrols nobody).
 import { useState } from 'preact/hooks';
 import { ConditionEditor } from './conditions';
+import { Rollouts } from './rollouts';
 import type { Problem, Schemas, Session } from './session';
 import { asProblem, ConfirmButton, Field, parseJson, problemAt, ProblemBanner, useAnswer } from './ui';
 
@@ -21,6 +22,7 @@ export function FlagPage({ session, flagKey }: { session: Session; flagKey: stri
       </p>
       <h1>{flag.key}</h1>
       <FlagForm session={session} flag={flag} onSaved={answer.reload} />
+      <Rollouts session={session} flagKey={flag.key} />
       <TryParticipant session={session} flag={flag.key} />
     </>
   );

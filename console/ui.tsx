@@ -1,5 +1,5 @@
 // What every page of the console shares: fields that show the contract's problems where they
-// belong, a problem banner, a pager, a confirmation, and loading a request's answer.
+// belong, a problem banner, a pager, a confirmation, terms and their values, and loading a request's answer.
 import type { ComponentChildren, JSX } from 'preact';
 import { useEffect, useId, useRef, useState } from 'preact/hooks';
 import type { Problem } from './session';
@@ -111,6 +111,20 @@ export function ConfirmButton({ label, title, children, onConfirm, danger }: { l
         </div>
       </dialog>
     </>
+  );
+}
+
+/** Figures as terms and their values, side by side (a summary line that wraps on a phone). */
+export function Terms({ items }: { items: ReadonlyArray<readonly [string, string | number]> }) {
+  return (
+    <dl class="summary">
+      {items.map(([term, value]) => (
+        <div key={term}>
+          <dt>{term}</dt>
+          <dd>{value}</dd>
+        </div>
+      ))}
+    </dl>
   );
 }
 

@@ -3,9 +3,10 @@
 // saying what it judges; the charts scaled to their data.
 import { useState } from 'preact/hooks';
 import type { Schemas, Session } from '../session';
-import { ProblemBanner, useAnswer, when } from '../ui';
+import { ProblemBanner, Terms, useAnswer, when } from '../ui';
 import { DifferenceChart, MEANS, RATES, SequenceChart, useWidth, type SequencePoint } from './charts';
 import { RecentChanges } from './changes';
+import { Table as VariantTable, type Column as TableColumn } from './table';
 import { byRole, correctionText, duration, METRICS, NBSP, number, percent, points, pValue, signed, VERDICTS, variantName } from './format';
 
 type Results = Schemas['ExperimentResults'];
@@ -61,16 +62,7 @@ function Summary({ results }: { results: Results }) {
     ['stopped', when(results.runtime.stopped_at).slice(0, 10)],
     ['running for', duration(results.runtime.days_running)],
   ];
-  return (
-    <dl class="summary">
-      {items.map(([term, value]) => (
-        <div key={term}>
-          <dt>{term}</dt>
-          <dd>{value}</dd>
-        </div>
-      ))}
-    </dl>
-  );
+  return <Terms items={items} />;
 }
 
 const ROLE_TEXT = { goal: 'goal', guardrail: 'guardrail', secondary: 'secondary event' } as const;
@@ -144,40 +136,12 @@ function Adjustments({ event }: { event: EventResults }) {
   );
 }
 
-type Column = { head: string; cell: (v: VariantResult) => string };
+type Column = TableColumn<VariantResult>;
 
-function Table({ columns, variants, className }: { columns: Column[]; variants: VariantResult[]; className?: string }) {
-  return (
-    <div class="table">
-      <table class={className}>
-        <thead>
-          <tr>
-            {columns.map((column) => (
-              <th key={column.head} scope="col">
-                {column.head}
-              </th>
-            ))}
-          </tr>
-        </thead>
-        <tbody>
-          {variants.map((v) => (
-            <tr key={v.variant} data-variant={v.variant}>
-              {columns.map((column) => {
-                const text = column.cell(v);
-                // A control has no difference from itself: its empty cells are left out of a phone's card.
-                return (
-                  <td key={column.head} data-label={column.head} class={text === '—' ? 'none' : undefined}>
-                    {text}
-                  </td>
-                );
-              })}
-            </tr>
-          ))}
-        </tbody>
-      </table>
-    </div>
-  );
-}
+const Table = ({ columns, variants, className }: { columns: Column[]; variants: VariantResult[]; className?: string }) => (
+  // A control has no difference from itself: its empty cells are left out of a phone's card.
+  <VariantTable columns={columns} rows={variants} rowData={(v) => ({ 'data-variant': v.variant })} className={className} />
+);
 
 const interval = (sequence: { lower: number; upper: number } | null, write: (value: number) => string) => (sequence ? `${write(sequence.lower)} … ${write(sequence.upper)}` : '—');
 

@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { rolloutArm } from '../../domain/rollout-arms';
 import { setQuota } from '../../server/admin/service';
 import { expectAccessible, hasChromium, launch, overflows, signIn, watchedPage } from '../support/console';
 import { engines } from '../support/engines';
@@ -23,7 +24,7 @@ const PAGES = [
   ['experiments', '#/experiments', 'table.list tbody tr'],
   ['experiment', '#/experiments/checkout', 'section.results[data-drawn] svg.sequence'],
   ['flags', '#/flags', 'table.list tbody tr'],
-  ['flag', '#/flags/banner', 'ol.rules li'],
+  ['flag', '#/flags/banner', 'section.rollouts[data-drawn] article[data-rollout]'],
   ['events', '#/events', 'li[data-event]'],
   ['participants', '#/participants/visitor-1', 'section[data-participant]'],
   ['team', '#/team', 'details summary'],
@@ -56,6 +57,7 @@ describe.skipIf(!hasChromium).each(engines)('the console, page by page on %s', (
       }),
     ];
     for (const step of steps) expect(step.response.status, step.response.url).toBe(200);
+    await exposeRollouts(team);
     await setQuota(server().storage.db, team.id, 1000);
     browser = await launch();
   }, 180_000);
@@ -81,12 +83,48 @@ describe.skipIf(!hasChromium).each(engines)('the console, page by page on %s', (
     // The team page says how much of the quota the month has used
     await page.goto(`${server().baseUrl}/console#/team`);
     await page.locator('#quota-used').waitFor();
-    expect(await page.locator('#main').innerText()).toContain('40 of 1,000 accepted ingests used this calendar month');
-    expect(await page.locator('#quota-used').getAttribute('value')).toBe('40');
+    expect(await page.locator('#main').innerText()).toContain('80 of 1,000 accepted ingests used this calendar month');
+    expect(await page.locator('#quota-used').getAttribute('value')).toBe('80');
     // The stored values in editable fields are the text too
     await page.goto(`${server().baseUrl}/console#/flags/banner`);
     expect(await page.locator('.field[data-path="/body/value"] input').inputValue()).toBe(SCRIPT);
     expect(await page.locator('.field[data-path="/body/rules/0/value"] input').inputValue()).toBe(SCRIPT);
+    expect(problems).toEqual([]);
+    await page.close();
+  });
+
+  it("when a flag has safe rollouts, then its page shows each one's state, share, exposures, readings, rollback and steps, and its actions work from the keyboard", async () => {
+    const { page, problems } = await watchedPage(browser, 390);
+    await signIn(page, server().baseUrl, team.token, '#/flags/banner');
+    const running = page.locator('article[data-rollout="2"]');
+    await running.waitFor();
+    const text = await running.innerText();
+    expect(text).toContain(SCRIPT);
+    expect(text).toMatch(/state\s+running/);
+    expect(text).toMatch(/step\s+1 of 2/);
+    expect(text).toMatch(/share\s+50\u00a0% in each arm/);
+    const exposures = (await team.api.GET('/api/teams/{team}/features/{feature}/rollouts/{rollout}', { params: { path: { team: team.id, feature: 'banner', rollout: '2' } } })).data!.data.exposures;
+    expect(exposures.new + exposures.current).toBe(40);
+    expect(text).toMatch(new RegExp(`exposed, new value\\s+${exposures.new}`));
+    expect(text).toMatch(new RegExp(`exposed, current value\\s+${exposures.current}`));
+    const reading = running.locator('tr[data-guardrail="purchase"]');
+    expect(await reading.getAttribute('data-harmed')).toBe('false');
+    // The cells at 390 px: the guardrail, each arm's rate, new − current and its always-valid interval, the Holm-adjusted p toward harm, the verdict
+    expect(await reading.innerText()).toMatch(/^purchase\n[\d.]+\u00a0%\n[\d.]+\u00a0%\n[−+]?[\d.]+\u00a0pp\n[−+]?[\d.]+\u00a0pp … [−+]?[\d.]+\u00a0pp\n[\d.]+\nnot harmed$/);
+    expect(await running.locator('[data-hold]').count()).toBe(0);
+    await running.locator('details.steps summary').focus();
+    await page.keyboard.press('Enter');
+    expect(await running.locator('li[data-step]').allInnerTexts()).toEqual([expect.stringMatching(/^50\u00a0% from \d{4}-\d\d-\d\d \d\d:\d\d UTC$/)]);
+    expect(await page.locator('article[data-rollout="1"] [data-rollback="manual"]').innerText()).toMatch(/^Rolled back by hand at \d{4}-\d\d-\d\d \d\d:\d\d UTC\.$/);
+    // Paused and resumed from the keyboard: the state follows
+    await running.getByRole('button', { name: 'Pause rollout 2' }).focus();
+    await page.keyboard.press('Enter');
+    await page.locator('article[data-rollout="2"][data-state="paused"]').waitFor();
+    await running.getByRole('button', { name: 'Resume rollout 2' }).focus();
+    await page.keyboard.press('Enter');
+    await page.locator('article[data-rollout="2"][data-state="running"]').waitFor();
+    await expectAccessible(page, 'flag with rollouts at 390 px');
+    expect(await overflows(page)).toEqual({ sideways: 0, outside: [] });
     expect(problems).toEqual([]);
     await page.close();
   });
@@ -104,3 +142,23 @@ describe.skipIf(!hasChromium).each(engines)('the console, page by page on %s', (
     await page.close();
   });
 });
+
+/**
+ * Two safe rollouts of the flag `banner` whose value is the stored script: the first rolled back by
+ * hand, the second running at 50 % with 40 participants exposed in the arms their hash gives, a
+ * quarter of them with a `purchase` (its guardrail).
+ */
+async function exposeRollouts(team: TestTeam): Promise<void> {
+  const path = { team: team.id, feature: 'banner' };
+  const body = { value: SCRIPT, guardrails: [{ event: 'purchase', direction: 'increase' as const }], steps: [{ percentage: 50, hold_seconds: 86_400, minimum_exposures: 2000 }, { percentage: 100, hold_seconds: 0, minimum_exposures: 0 }] };
+  expect((await team.api.POST('/api/teams/{team}/features/{feature}/rollouts', { params: { path }, body })).response.status).toBe(200);
+  expect((await team.api.POST('/api/teams/{team}/features/{feature}/rollouts/{rollout}/roll-back', { params: { path: { ...path, rollout: '1' } } })).response.status).toBe(200);
+  const created = await team.api.POST('/api/teams/{team}/features/{feature}/rollouts', { params: { path }, body });
+  const { seed, share } = created.data!.data;
+  const items = Array.from({ length: 40 }, (_, i) => {
+    const participant = `rollout-${i}`;
+    return { participant, rollout: { feature: 'banner', number: 2, arm: rolloutArm(seed, participant, share)! }, ...(i % 4 === 0 && { event: 'purchase' }) };
+  });
+  const exposed = await team.ingest.POST('/api/teams/{team}/ingest/batch', { params: { path: { team: team.id } }, body: { items } });
+  expect(exposed.response.status).toBe(200);
+}
