@@ -61,7 +61,7 @@ function RolloutView({ rollout, onAction }: { rollout: Rollout; onAction: (actio
       <Terms items={items} />
       {rollout.hold && (
         <p class="warning" role="alert" data-hold>
-          Held since {when(rollout.hold.since)} UTC: the arms' exposures fail the sample-ratio check (p = {pValue(rollout.hold.sample_ratio_p_value)}), so the rollout does not advance; it is still rolled back on harm.
+          Held since {when(rollout.hold.since)} UTC: the arms' exposures fail the sample-ratio check (p = {pValue(rollout.hold.sample_ratio_p_value)}), so the comparison cannot be trusted: the rollout neither advances nor rolls back until it is found.
         </p>
       )}
       {rollout.rollback && <RollbackLine rollout={rollout} />}
