@@ -2,7 +2,7 @@
 // documented errors it can provoke without harming data, on resources of its own — keys that
 // start with a prefix unique to the run — which it deletes again at the end, whatever happened.
 // It reads the team's other resources (lists, config) but never writes them: ingests name the
-// kit's own experiment, so no other experiment enrols its participants.
+// kit's own experiment or its own flag's rollout, so no other experiment enrols its participants.
 import { rollouts } from './rollouts';
 import type { Session } from './session';
 
@@ -49,7 +49,7 @@ export async function exercise(session: Session, prefix: string, givenTeam?: num
     await readTeam(session, path);
     await events(session, path, event);
     await experimentLifecycle(session, path, event, experiment, keys.participants);
-    await features(session, path, keys.feature);
+    await features(session, path, keys.feature, keys.event, keys.participants[0]!);
     await auditLog(session, path, keys.feature);
     await webhooks(session, path, prefix);
   } finally {
@@ -174,7 +174,8 @@ async function experimentLifecycle(
   await ingest({ participant: second }, 409, 'a stopped experiment takes no enrolments: 409');
 }
 
-async function features(session: Session, path: { team: number }, key: string) {
+/** `event` and `participant`: the kit's own, for its rollout's guardrail and exposure. */
+async function features(session: Session, path: { team: number }, key: string, event: string, participant: string) {
   const feature = { ...path, feature: key };
   await session.call({ purpose: "creates the kit's flag", operation: `POST ${TEAM}/features`, path, body: { key, enabled: false, value: 'conformance' }, expect: 200 });
   await session.call({ purpose: 'a taken key is 409', operation: `POST ${TEAM}/features`, path, body: { key }, expect: 409 });
@@ -193,7 +194,7 @@ async function features(session: Session, path: { team: number }, key: string) {
   session.expectThat(`POST ${TEAM}/evaluate`, 'the force rule serves the German participant', (evaluated as { data?: { features?: Record<string, { value: string }> } })?.data?.features?.[key]?.value === 'german');
   await session.call({ purpose: 'an evaluation without a participant is 400', operation: `POST ${TEAM}/evaluate`, path, credential: 'ingest-key', body: { enrol: false }, expect: 400 });
   await ofrep(session, path, key);
-  await rollouts(session, path, key);
+  await rollouts(session, path, key, event, participant);
   await session.call({ purpose: 'deletes it', operation: `DELETE ${FEATURE}`, path: feature, expect: 200 });
   await session.call({ purpose: 'a flag that does not exist is 404', operation: `GET ${FEATURE}`, path: feature, expect: 404 });
 }
