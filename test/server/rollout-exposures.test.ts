@@ -89,4 +89,18 @@ describe.each(engines)("safe rollouts' exposures and guardrail counts through th
     expect(ended.response.status).toBe(409);
     expect(ended.error!.detail).toContain('rolled_back');
   });
+
+  it("when an exposed participant is deleted, then its exposure and guardrail conversions go with it and the arms' counters keep what was observed", async () => {
+    const { team, path, armOf, ingest, get } = await arrange();
+    await ingest({ participant: 'visitor-z', rollout: { feature: 'checkout', number: 1, arm: armOf('visitor-z') } });
+    await ingest({ participant: 'visitor-z', event: 'checkout_error', enrol: false });
+    const deleted = await team.api.DELETE('/api/teams/{team}/participants/{participant}', { params: { path: { ...path, participant: 'visitor-z' } } });
+    expect(deleted.response.status, JSON.stringify(deleted.error)).toBe(200);
+    const rollout = await get();
+    expect(rollout.exposures[armOf('visitor-z')]).toBe(1);
+    expect(rollout.readings[0]![armOf('visitor-z')]).toEqual({ participants: 1, mean: 1 });
+    // Exposed again as a new participant: a first exposure once more.
+    expect((await ingest({ participant: 'visitor-z', rollout: { feature: 'checkout', number: 1, arm: armOf('visitor-z') } })).response.status).toBe(200);
+    expect((await get()).exposures[armOf('visitor-z')]).toBe(2);
+  });
 });
