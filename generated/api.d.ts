@@ -5590,14 +5590,6 @@ export interface components {
                 [name: string]: unknown;
             };
             content: {
-                /**
-                 * @example {
-                 *       "type": "urn:experimentation:problem:conflict",
-                 *       "title": "Conflict",
-                 *       "status": 409,
-                 *       "detail": "Experiment 'checkout_button' is stopped; only a running experiment enrols."
-                 *     }
-                 */
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
