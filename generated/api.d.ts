@@ -2719,7 +2719,7 @@ export interface components {
             };
             /** @description Each guardrail as the check reads it now, in `guardrails`' order (see RolloutReading). */
             readings: components["schemas"]["RolloutReading"][];
-            /** @description While the arms' exposures fail the sample-ratio check (Pearson χ² against 1 : 1, p < 0.001): since when, and the p-value of the last check. A held rollout does not advance (it is still rolled back on harm); null otherwise. */
+            /** @description While the arms' exposures fail the sample-ratio check (Pearson χ² against 1 : 1, p < 0.001): since when, and the p-value of the last check. A held rollout neither advances nor is rolled back by the service (the check stops at the hold: a broken split is not read as harm); it can still be paused, resumed, rolled back or released by hand. Null otherwise. */
             hold: {
                 since: components["schemas"]["Timestamp"];
                 sample_ratio_p_value: number;
