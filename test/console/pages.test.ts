@@ -11,6 +11,7 @@ import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { rolloutArm } from '../../domain/rollout-arms';
 import { setQuota } from '../../server/admin/service';
+import { checkRollouts } from '../../server/rollouts/watcher';
 import { expectAccessible, hasChromium, launch, overflows, signIn, watchedPage } from '../support/console';
 import { engines } from '../support/engines';
 import { useServer } from '../support/server';
@@ -58,6 +59,8 @@ describe.skipIf(!hasChromium).each(engines)('the console, page by page on %s', (
     ];
     for (const step of steps) expect(step.response.status, step.response.url).toBe(200);
     await exposeRollouts(team);
+    await harmRollout(team);
+    expect(await checkRollouts(server().storage)).toEqual([expect.objectContaining({ action: 'rolled_back' })]);
     await setQuota(server().storage.db, team.id, 1000);
     browser = await launch();
   }, 180_000);
@@ -83,8 +86,8 @@ describe.skipIf(!hasChromium).each(engines)('the console, page by page on %s', (
     // The team page says how much of the quota the month has used
     await page.goto(`${server().baseUrl}/console#/team`);
     await page.locator('#quota-used').waitFor();
-    expect(await page.locator('#main').innerText()).toContain('80 of 1,000 accepted ingests used this calendar month');
-    expect(await page.locator('#quota-used').getAttribute('value')).toBe('80');
+    expect(await page.locator('#main').innerText()).toContain('380 of 1,000 accepted ingests used this calendar month');
+    expect(await page.locator('#quota-used').getAttribute('value')).toBe('380');
     // The stored values in editable fields are the text too
     await page.goto(`${server().baseUrl}/console#/flags/banner`);
     expect(await page.locator('.field[data-path="/body/value"] input').inputValue()).toBe(SCRIPT);
@@ -123,6 +126,18 @@ describe.skipIf(!hasChromium).each(engines)('the console, page by page on %s', (
     await running.getByRole('button', { name: 'Resume rollout 2' }).focus();
     await page.keyboard.press('Enter');
     await page.locator('article[data-rollout="2"][data-state="running"]').waitFor();
+    // A rollback the service decided: the harmed guardrail, its effect and interval
+    await page.goto(`${server().baseUrl}/console#/flags/risky`);
+    const rolledBack = page.locator('article[data-rollout="1"][data-state="rolled_back"]');
+    await rolledBack.waitFor();
+    expect(await rolledBack.locator('[data-rollback="guardrail"]').innerText()).toMatch(
+      /^Rolled back at \d{4}-\d\d-\d\d \d\d:\d\d UTC: checkout_error was harmed, new − current \+[\d.]+\u00a0pp \(always-valid interval \+[\d.]+\u00a0pp … \+[\d.]+\u00a0pp\)\.$/,
+    );
+    expect(await rolledBack.locator('tr[data-guardrail="checkout_error"]').getAttribute('data-harmed')).toBe('true');
+    expect(await rolledBack.getByRole('button').count()).toBe(0);
+    await expectAccessible(page, 'flag with a rolled back rollout at 390 px');
+    await page.goto(`${server().baseUrl}/console#/flags/banner`);
+    await running.waitFor();
     await expectAccessible(page, 'flag with rollouts at 390 px');
     expect(await overflows(page)).toEqual({ sideways: 0, outside: [] });
     expect(problems).toEqual([]);
@@ -161,4 +176,22 @@ async function exposeRollouts(team: TestTeam): Promise<void> {
   });
   const exposed = await team.ingest.POST('/api/teams/{team}/ingest/batch', { params: { path: { team: team.id } }, body: { items } });
   expect(exposed.response.status).toBe(200);
+}
+
+/**
+ * A flag `risky` whose safe rollout raises `checkout_error` (lower is better) from 5 % to 50 % of
+ * 300 participants at 50 %: a check rolls it back.
+ */
+async function harmRollout(team: TestTeam): Promise<void> {
+  const path = { team: team.id };
+  expect((await team.api.POST('/api/teams/{team}/events', { params: { path }, body: { key: 'checkout_error' } })).response.status).toBe(200);
+  expect((await team.api.POST('/api/teams/{team}/features', { params: { path }, body: { key: 'risky', enabled: true, value: 'old' } })).response.status).toBe(200);
+  const body = { value: 'new', guardrails: [{ event: 'checkout_error', direction: 'decrease' as const }], steps: [{ percentage: 50, hold_seconds: 86_400, minimum_exposures: 0 }, { percentage: 100, hold_seconds: 0, minimum_exposures: 0 }] };
+  const { seed, share } = (await team.api.POST('/api/teams/{team}/features/{feature}/rollouts', { params: { path: { ...path, feature: 'risky' } }, body })).data!.data;
+  const items = Array.from({ length: 300 }, (_, i) => {
+    const participant = `risky-${i}`;
+    const arm = rolloutArm(seed, participant, share)!;
+    return { participant, rollout: { feature: 'risky', number: 1, arm }, ...((arm === 'new' ? i % 2 === 0 : i % 20 === 0) && { event: 'checkout_error' }) };
+  });
+  expect((await team.ingest.POST('/api/teams/{team}/ingest/batch', { params: { path }, body: { items } })).response.status).toBe(200);
 }
