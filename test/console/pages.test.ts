@@ -60,7 +60,9 @@ describe.skipIf(!hasChromium).each(engines)('the console, page by page on %s', (
     for (const step of steps) expect(step.response.status, step.response.url).toBe(200);
     await exposeRollouts(team);
     await harmRollout(team);
-    expect(await checkRollouts(server().storage)).toEqual([expect.objectContaining({ action: 'rolled_back' })]);
+    await skewRollout(team);
+    const acted = await checkRollouts(server().storage);
+    expect(acted.map((a) => a.action).sort()).toEqual(['held', 'rolled_back']);
     await setQuota(server().storage.db, team.id, 1000);
     browser = await launch();
   }, 180_000);
@@ -86,8 +88,8 @@ describe.skipIf(!hasChromium).each(engines)('the console, page by page on %s', (
     // The team page says how much of the quota the month has used
     await page.goto(`${server().baseUrl}/console#/team`);
     await page.locator('#quota-used').waitFor();
-    expect(await page.locator('#main').innerText()).toContain('380 of 1,000 accepted ingests used this calendar month');
-    expect(await page.locator('#quota-used').getAttribute('value')).toBe('380');
+    expect(await page.locator('#main').innerText()).toContain('440 of 1,000 accepted ingests used this calendar month');
+    expect(await page.locator('#quota-used').getAttribute('value')).toBe('440');
     // The stored values in editable fields are the text too
     await page.goto(`${server().baseUrl}/console#/flags/banner`);
     expect(await page.locator('.field[data-path="/body/value"] input').inputValue()).toBe(SCRIPT);
@@ -136,6 +138,12 @@ describe.skipIf(!hasChromium).each(engines)('the console, page by page on %s', (
     expect(await rolledBack.locator('tr[data-guardrail="checkout_error"]').getAttribute('data-harmed')).toBe('true');
     expect(await rolledBack.getByRole('button').count()).toBe(0);
     await expectAccessible(page, 'flag with a rolled back rollout at 390 px');
+    // A hold the service's check set: since when, and the sample ratio's p-value
+    await page.goto(`${server().baseUrl}/console#/flags/skewed`);
+    const held = page.locator('article[data-rollout="1"][data-state="running"] [data-hold]');
+    await held.waitFor();
+    expect(await held.innerText()).toMatch(/^Held since \d{4}-\d\d-\d\d \d\d:\d\d UTC: the arms' exposures fail the sample-ratio check \(p = <\u00a00\.001\)/);
+    await expectAccessible(page, 'flag with a held rollout at 390 px');
     await page.goto(`${server().baseUrl}/console#/flags/banner`);
     await running.waitFor();
     await expectAccessible(page, 'flag with rollouts at 390 px');
@@ -193,5 +201,16 @@ async function harmRollout(team: TestTeam): Promise<void> {
     const arm = rolloutArm(seed, participant, share)!;
     return { participant, rollout: { feature: 'risky', number: 1, arm }, ...((arm === 'new' ? i % 2 === 0 : i % 20 === 0) && { event: 'checkout_error' }) };
   });
+  expect((await team.ingest.POST('/api/teams/{team}/ingest/batch', { params: { path }, body: { items } })).response.status).toBe(200);
+}
+
+/** A flag `skewed` whose safe rollout has 60 exposures in its new arm and none in the current one: a check holds it. */
+async function skewRollout(team: TestTeam): Promise<void> {
+  const path = { team: team.id };
+  expect((await team.api.POST('/api/teams/{team}/features', { params: { path }, body: { key: 'skewed', enabled: true, value: 'old' } })).response.status).toBe(200);
+  const body = { value: 'new', steps: [{ percentage: 50, hold_seconds: 86_400, minimum_exposures: 0 }, { percentage: 100, hold_seconds: 0, minimum_exposures: 0 }] };
+  const { seed, share } = (await team.api.POST('/api/teams/{team}/features/{feature}/rollouts', { params: { path: { ...path, feature: 'skewed' } }, body })).data!.data;
+  const inNew = Array.from({ length: 400 }, (_, i) => `skewed-${i}`).filter((participant) => rolloutArm(seed, participant, share) === 'new');
+  const items = inNew.slice(0, 60).map((participant) => ({ participant, rollout: { feature: 'skewed', number: 1, arm: 'new' as const } }));
   expect((await team.ingest.POST('/api/teams/{team}/ingest/batch', { params: { path }, body: { items } })).response.status).toBe(200);
 }
