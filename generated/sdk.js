@@ -8160,8 +8160,8 @@ function namedItems(problem, size) {
 function rememberExposures(capacity) {
   const seen = /* @__PURE__ */ new Set();
   return {
-    firstTime(participant, experiment) {
-      const pair = `${experiment}
+    firstTime(participant, exposedTo) {
+      const pair = `${exposedTo}
 ${participant}`;
       if (seen.has(pair)) return false;
       seen.add(pair);
@@ -8267,6 +8267,11 @@ function startClient(options) {
     if (!exposures.firstTime(participant, experiment)) return;
     delivery.enqueue({ participant: participantOf(participant, attributes), experiment, variant, idempotency_key: newIdempotencyKey() });
   }
+  function exposeRollout(participant, attributes, flag, arm) {
+    const rollout = { feature: flag.key, number: flag.rollout.number, arm };
+    if (!exposures.firstTime(participant, `${rollout.feature}#${rollout.number}`)) return;
+    delivery.enqueue({ participant: participantOf(participant, attributes), rollout, idempotency_key: newIdempotencyKey() });
+  }
   function decided(key, decide) {
     if (!current) return null;
     try {
@@ -8281,6 +8286,7 @@ function startClient(options) {
       const decision = decideFeature(config, key, participant, attributes ?? {}, Date.now());
       if (!decision) return null;
       for (const exposure of decision.exposures) expose(participant, attributes, exposure.experiment, exposure.variant);
+      if (decision.rolloutArm) exposeRollout(participant, attributes, decision.flag, decision.rolloutArm);
       return decision;
     });
   }

@@ -5,7 +5,7 @@ import { decideExperiment, decideFeature, indexConfig, type IndexedConfig } from
 import { startDelivery } from './delivery';
 import { rememberExposures } from './exposures';
 import { newIdempotencyKey } from './ids';
-import type { Attributes, Client, ClientOptions, Config, ConfigStatus, FeatureDetails, IngestItem, SdkError } from './types';
+import type { Attributes, Client, ClientOptions, Config, ConfigFeature, ConfigStatus, FeatureDetails, IngestItem, SdkError } from './types';
 
 const DEFAULTS = {
   stream: true,
@@ -103,6 +103,14 @@ export function startClient(options: ClientOptions): Client {
     delivery.enqueue({ participant: participantOf(participant, attributes), experiment, variant, idempotency_key: newIdempotencyKey() });
   }
 
+  /** The participant's exposure to the flag's safe rollout, in the arm it was decided by. */
+  function exposeRollout(participant: string, attributes: Attributes | undefined, flag: ConfigFeature, arm: 'new' | 'current'): void {
+    const rollout = { feature: flag.key, number: flag.rollout!.number, arm };
+    // `#` cannot occur in a key: a rollout is never taken for an experiment.
+    if (!exposures.firstTime(participant, `${rollout.feature}#${rollout.number}`)) return;
+    delivery.enqueue({ participant: participantOf(participant, attributes), rollout, idempotency_key: newIdempotencyKey() });
+  }
+
   /** A decision never throws into the application: one that fails is null, and reported. */
   function decided<T>(key: string, decide: (config: IndexedConfig) => T | null): T | null {
     if (!current) return null;
@@ -114,12 +122,13 @@ export function startClient(options: ClientOptions): Client {
     }
   }
 
-  /** The flag's decision with its exposures queued, or null (unknown flag, no config, a failure reported). */
+  /** The flag's decision with its exposures (experiments', its rollout's) queued, or null (unknown flag, no config, a failure reported). */
   function decideAndExpose(key: string, participant: string, attributes: Attributes | undefined) {
     return decided(key, (config) => {
       const decision = decideFeature(config, key, participant, attributes ?? {}, Date.now());
       if (!decision) return null;
       for (const exposure of decision.exposures) expose(participant, attributes, exposure.experiment, exposure.variant);
+      if (decision.rolloutArm) exposeRollout(participant, attributes, decision.flag, decision.rolloutArm);
       return decision;
     });
   }

@@ -1,7 +1,8 @@
 // The package's OpenFeature providers (`experimentation-api/openfeature`): a server provider for
 // @openfeature/server-sdk and a web provider for @openfeature/web-sdk, both running the package's
 // SDK — decisions made locally from the team's config, kept fresh by the config stream;
-// exposures queued when a flag reaches an experiment's rule; track() sent to the ingest.
+// exposures queued when a flag reaches an experiment's rule or its safe rollout decides;
+// track() sent to the ingest.
 // Bundled into generated/openfeature.js by scripts/generate.ts, importing the SDK from ./sdk.js.
 import type { EvaluationContext, JsonValue, Logger, ProviderEventEmitter, AnyProviderEvent, ResolutionDetails, TrackingEventDetails } from '@openfeature/core';
 import { createClient } from './index';

@@ -95,7 +95,7 @@ export interface ClientOptions {
   retryBaseMs?: number;
   /** A batch or config poll not answered within this is given up and tried again (default 30 000 ms). */
   requestTimeoutMs?: number;
-  /** How many participant–experiment exposures to remember, so that each is sent once (default 100 000). */
+  /** How many participant–experiment and participant–rollout exposures to remember, so that each is sent once (default 100 000). */
   maxExposures?: number;
   /** Browsers: flush with `keepalive` when the page is hidden (default true where there is a `document`). */
   flushOnPageHide?: boolean;
@@ -121,7 +121,8 @@ export interface Client {
    * flag, null value, no config yet). `T` names the type the application expects — `string` when
    * not given, what every flag without a type serves: `feature<boolean>('dark_mode', user)`. It is
    * not checked at run time; the flag's `type` decides what comes back. Queues an exposure (once
-   * per process) for each experiment whose rule the flag reached with the participant in it.
+   * per process) for each experiment whose rule the flag reached with the participant in it, and
+   * one to the flag's safe rollout when it decided (`rolloutArm`), in the participant's arm.
    */
   feature<T extends FlagValue = string>(key: string, participant: string, attributes?: Attributes): T | null;
   /**
