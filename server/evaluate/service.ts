@@ -1,6 +1,7 @@
 import type { components } from '../../generated/api';
 import { currentConfig, type TeamConfigs } from '../config/service';
 import { evaluateConfig } from '../../domain/evaluation';
+import { recordRolloutExposure, rolloutExposure } from '../ingest/rollout-exposure';
 import { ingest, type Ingestion } from '../ingest/service';
 import type { Storage } from '../storage/database';
 import type { TeamRow } from '../teams/store';
@@ -10,19 +11,28 @@ type Evaluation = components['schemas']['Evaluation'];
 
 /**
  * The team's config evaluated for the participant at the server's clock. With `enrol`, the
- * participant is ingested first (quota and all), and experiments answer its stored assignments.
+ * participant is ingested first (quota and all), experiments answer its stored assignments, and
+ * each flag a safe rollout decided records the participant's exposure to it.
  */
 export async function evaluate(storage: Storage, caches: { configs: TeamConfigs; ingestion: Ingestion }, team: TeamRow, input: EvaluateRequest): Promise<Evaluation> {
   const participant = { key: input.participant, attributes: input.attributes };
   const stored = input.enrol ? await enrol(caches.ingestion, team, input) : undefined;
   const config = await currentConfig(storage.db, caches.configs, team);
   const assignments = stored && Object.fromEntries(config.experiments.map((experiment) => [experiment.key, stored.get(experiment.key) ?? null]));
-  return evaluateConfig(config, participant, { assignments });
+  const evaluation = evaluateConfig(config, participant, { assignments });
+  if (input.enrol) {
+    const exposures = config.features.flatMap((flag) => rolloutExposure(flag, evaluation.features[flag.key]!) ?? []);
+    await Promise.all(exposures.map((rollout) => recordRolloutExposure(caches.ingestion, team, ingestedParticipant(input), rollout)));
+  }
+  return evaluation;
 }
 
 /** The participant's stored variants in running experiments, by experiment key, after ingesting it. */
 async function enrol(ingestion: Ingestion, team: TeamRow, input: EvaluateRequest): Promise<Map<string, string>> {
-  const participant = input.attributes ? { key: input.participant, attributes: input.attributes } : input.participant;
-  const outcome = await ingest(ingestion, team, { participant });
+  const outcome = await ingest(ingestion, team, { participant: ingestedParticipant(input) });
   return new Map(outcome.assignments.map((assignment) => [assignment.experiment, assignment.variant]));
+}
+
+function ingestedParticipant(input: EvaluateRequest) {
+  return input.attributes ? { key: input.participant, attributes: input.attributes } : input.participant;
 }

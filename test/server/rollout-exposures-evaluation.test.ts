@@ -1,6 +1,7 @@
 // Every evaluation path records a participant's exposure to a flag's safe rollout, as it records
-// experiment exposures: the package's SDK and OpenFeature server provider. Each participant the
-// rollout decided counts once, in the arm the decision gave; the others count nowhere.
+// experiment exposures: the package's SDK and OpenFeature server provider, `POST …/evaluate`
+// with `enrol`. Each participant the rollout decided counts once, in the arm the decision gave;
+// the others, and evaluations that record nothing, count nowhere.
 import { OpenFeature } from '@openfeature/server-sdk';
 import { ExperimentationServerProvider } from 'experimentation-api/openfeature';
 import { createClient } from 'experimentation-api/sdk';
@@ -97,5 +98,33 @@ describe.each(engines)("safe rollouts' exposures recorded by each evaluation pat
 
     // Assert
     expect(await exposures()).toEqual(counted(arms));
+  });
+
+  it('when POST …/evaluate answers the flag by its rollout, then with enrol the exposure counts once in its arm, and without it nothing is recorded', async () => {
+    // Arrange
+    const { team, path, exposures, participant } = await arrange();
+    const evaluate = async (key: string, attributes: Record<string, string>, enrol?: boolean) => {
+      const answer = await team.ingest.POST('/api/teams/{team}/evaluate', { params: { path }, body: { participant: key, attributes, ...(enrol !== undefined && { enrol }) } });
+      expect(answer.response.status, JSON.stringify(answer.error)).toBe(200);
+      return answer.data!.data.features[FLAG]!;
+    };
+
+    // Act and assert: without enrol, nothing
+    for (const key of PARTICIPANTS) await evaluate(key, PRO);
+    await evaluate(PARTICIPANTS[0]!, PRO, false);
+    expect(await exposures()).toEqual({ new: 0, current: 0 });
+
+    // Act: with enrol, each participant twice
+    const arms = new Map<string, Arm>();
+    for (const key of [...PARTICIPANTS, ...PARTICIPANTS]) {
+      const outcome = await evaluate(key, PRO, true);
+      expect(outcome.reason, key).toBe('rollout');
+      arms.set(key, outcome.rollout_arm!);
+    }
+    expect((await evaluate('visitor-free', FREE, true)).reason).toBe('default');
+
+    // Assert
+    expect(await exposures()).toEqual(counted(arms));
+    expect((await participant('visitor-free'))!.attributes).toEqual(FREE);
   });
 });
