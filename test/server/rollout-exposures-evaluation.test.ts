@@ -1,7 +1,7 @@
 // Every evaluation path records a participant's exposure to a flag's safe rollout, as it records
 // experiment exposures: the package's SDK and OpenFeature server provider, `POST …/evaluate`
-// with `enrol`. Each participant the rollout decided counts once, in the arm the decision gave;
-// the others, and evaluations that record nothing, count nowhere.
+// with `enrol`, OFREP's single-flag evaluation. Each participant the rollout decided counts once,
+// in the arm the decision gave; the others, and evaluations that record nothing, count nowhere.
 import { OpenFeature } from '@openfeature/server-sdk';
 import { ExperimentationServerProvider } from 'experimentation-api/openfeature';
 import { createClient } from 'experimentation-api/sdk';
@@ -126,5 +126,40 @@ describe.each(engines)("safe rollouts' exposures recorded by each evaluation pat
     // Assert
     expect(await exposures()).toEqual(counted(arms));
     expect((await participant('visitor-free'))!.attributes).toEqual(FREE);
+  });
+
+  it("when OFREP's single-flag evaluation answers the flag by its rollout, then the exposure counts once in its arm, and the bulk evaluation records nothing", async () => {
+    // Arrange
+    const { team, exposures, participant } = await arrange();
+    const ofrep = async (suffix: string, context: Record<string, string>) => {
+      const response = await fetch(`${server().baseUrl}/api/teams/${team.id}/ofrep/v1/evaluate/flags${suffix}`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${team.ingestKey}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ context }),
+      });
+      expect(response.status).toBe(200);
+      return (await response.json()) as { variant?: string; flags?: Array<{ key: string; variant?: string }> };
+    };
+
+    // Act and assert: the bulk evaluation, nothing
+    for (const targetingKey of PARTICIPANTS) {
+      const bulk = await ofrep('', { targetingKey, ...PRO });
+      expect(bulk.flags!.find((flag) => flag.key === FLAG)!.variant, targetingKey).toMatch(/^rollout_/);
+    }
+    expect(await exposures()).toEqual({ new: 0, current: 0 });
+
+    // Act: the single-flag evaluation, each participant twice
+    const arms = new Map<string, Arm>();
+    for (const targetingKey of [...PARTICIPANTS, ...PARTICIPANTS]) {
+      const { variant } = await ofrep(`/${FLAG}`, { targetingKey, ...PRO });
+      expect(variant, targetingKey).toMatch(/^rollout_(new|current)$/);
+      arms.set(targetingKey, variant!.slice('rollout_'.length) as Arm);
+    }
+    expect((await ofrep(`/${FLAG}`, { targetingKey: 'visitor-free', ...FREE })).variant).toBe('default');
+
+    // Assert
+    expect(await exposures()).toEqual(counted(arms));
+    expect((await participant('visitor-0'))!.attributes).toEqual(PRO);
+    expect(await participant('visitor-free')).toBeUndefined();
   });
 });
