@@ -1,21 +1,16 @@
 import type { ColumnType, Generated, Kysely, Selectable } from 'kysely';
 import type { FlagType } from '../../domain/flag-types';
 import type { MemberRole } from '../../domain/member-roles';
-import type { RolloutArm } from '../../domain/rollout-arms';
-
-// Timestamps are written as RFC 3339 strings on both engines; PostgreSQL reads them back as Date.
-type Timestamp = ColumnType<Date | string, string, string>;
-// An exact sum (storage/exact-sums.ts): decimal text on SQLite, numeric (read as a string) on PostgreSQL.
-type ExactSum = ColumnType<string | number, string | undefined, string>;
-// SQLite stores booleans as 0/1 (bound so by server/storage/sqlite-statements.ts); PostgreSQL as boolean.
-type Bool = ColumnType<boolean | number, boolean, boolean>;
+import type { Bool, ExactSum, Timestamp } from './columns';
+import type { RolloutTables } from './schema-rollouts';
 
 /** A team as stored: what authentication finds by an ingest key and every team-scoped route loads. */
 export type TeamRow = Selectable<Database['teams']>;
 /** A participant as stored: what the ledger writes and the participants' routes read. */
 export type ParticipantRow = Selectable<Database['participants']>;
 
-export interface Database {
+/** Every table, as Kysely reads and writes it (the safe rollouts' tables in schema-rollouts.ts). */
+export interface Database extends RolloutTables {
   users: {
     id: Generated<number>;
     name: string;
@@ -234,65 +229,6 @@ export interface Database {
     before: string | null;
     after: string | null;
     request_id: string | null;
-  };
-  rollouts: {
-    id: Generated<number>;
-    team_id: number;
-    feature_id: number;
-    /** 1, 2, … per flag. */
-    number: number;
-    state: 'running' | 'paused' | 'rolled_back' | 'released';
-    value: string | null;
-    /** JSON text of the rollout's conditions, guardrails, steps and history; `rollback` JSON or null. */
-    conditions: string;
-    guardrails: string;
-    steps: string;
-    significance: number;
-    step: number;
-    seed: string;
-    history: string;
-    rollback: string | null;
-    /** JSON `{"new": n, "current": m}`: each arm's exposures when the current step began. */
-    step_exposures: Generated<string>;
-    /** JSON `{"since": …, "sample_ratio_p_value": p}` while the sample-ratio check holds the rollout; null otherwise. */
-    hold: string | null;
-    created_at: Timestamp;
-    updated_at: Timestamp;
-  };
-  /** Who was exposed to a rollout, in the arm of their first exposure. */
-  rollout_exposures: {
-    team_id: number;
-    rollout_id: number;
-    participant_id: number;
-    arm: RolloutArm;
-    exposed_at: Timestamp;
-  };
-  /** An exposed participant's conversions of a rollout's guardrail event since its exposure. */
-  rollout_conversions: {
-    team_id: number;
-    rollout_id: number;
-    participant_id: number;
-    event_id: number;
-    count: number;
-    /** The sum of the values its events carried, in micro-units. */
-    value: ExactSum;
-  };
-  rollout_arm_counts: {
-    team_id: number;
-    rollout_id: number;
-    arm: RolloutArm;
-    participants: number;
-  };
-  rollout_arm_event_counts: {
-    team_id: number;
-    rollout_id: number;
-    arm: RolloutArm;
-    event_id: number;
-    conversions: number;
-    unique_conversions: number;
-    /** Σy and Σy² of the exposed participants' capped totals, in micro-units. */
-    sum_y: ExactSum;
-    sum_y2: ExactSum;
   };
   webhook_endpoints: {
     id: Generated<number>;
