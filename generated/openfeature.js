@@ -46,15 +46,18 @@ function resolveFlag(client, flagKey, type, defaultValue, context) {
   if (!config) return failed(defaultValue, "PROVIDER_NOT_READY", "no config has been read from the service yet");
   const participant = participantOf(context);
   if (participant.problem) return failed(defaultValue, "INVALID_CONTEXT", participant.problem);
+  if (participant.key === void 0) {
+    const flag = config.features.find((candidate) => candidate.key === flagKey);
+    if (!flag) return failed(defaultValue, "FLAG_NOT_FOUND", `no flag ${flagKey} in the team's config`);
+    if (isMismatch(flag, type)) return failed(defaultValue, "TYPE_MISMATCH", `${flagKey} is a ${flag.type ?? "string"} flag, read as ${type}`);
+    if (needsParticipant(flag)) return failed(defaultValue, "TARGETING_KEY_MISSING", `${flagKey} has a rollout or experiment rule: the context needs a targetingKey`);
+  }
   const details = client.featureDetails(flagKey, participant.key ?? "", participant.attributes);
   if (!details) {
     return config.features.some((flag) => flag.key === flagKey) ? failed(defaultValue, "GENERAL", `the decision for ${flagKey} failed`) : failed(defaultValue, "FLAG_NOT_FOUND", `no flag ${flagKey} in the team's config`);
   }
   const flagType = details.flag.type ?? "string";
-  if (flagType !== FLAG_TYPES[type]) return failed(defaultValue, "TYPE_MISMATCH", `${flagKey} is a ${flagType} flag, read as ${type}`);
-  if (participant.key === void 0 && needsParticipant(details.flag)) {
-    return failed(defaultValue, "TARGETING_KEY_MISSING", `${flagKey} has a rollout or experiment rule: the context needs a targetingKey`);
-  }
+  if (isMismatch(details.flag, type)) return failed(defaultValue, "TYPE_MISMATCH", `${flagKey} is a ${flagType} flag, read as ${type}`);
   if (details.value === null && details.text !== null) return failed(defaultValue, "PARSE_ERROR", `${flagKey}'s value does not read as a ${flagType}`);
   const resolution = openFeatureResolution(details.flag, details, details.experiment, Date.now());
   const resolved = { value: details.value === null ? defaultValue : details.value, reason: resolution.reason };
@@ -62,6 +65,7 @@ function resolveFlag(client, flagKey, type, defaultValue, context) {
   if (resolution.metadata !== void 0) resolved.flagMetadata = resolution.metadata;
   return resolved;
 }
+var isMismatch = (flag, type) => (flag.type ?? "string") !== FLAG_TYPES[type];
 function needsParticipant(flag) {
   return flag.enabled && (flag.rollout != null || (flag.rules ?? []).some((rule) => rule.type === "rollout" || rule.type === "experiment"));
 }

@@ -26,6 +26,13 @@ export function resolveFlag<T>(client: Client, flagKey: string, type: FlagValueT
   if (!config) return failed(defaultValue, 'PROVIDER_NOT_READY', 'no config has been read from the service yet');
   const participant = participantOf(context);
   if (participant.problem) return failed(defaultValue, 'INVALID_CONTEXT', participant.problem);
+  // Without a participant, a flag that needs one is refused before anything is decided: no exposure is queued for nobody.
+  if (participant.key === undefined) {
+    const flag = config.features.find((candidate) => candidate.key === flagKey);
+    if (!flag) return failed(defaultValue, 'FLAG_NOT_FOUND', `no flag ${flagKey} in the team's config`);
+    if (isMismatch(flag, type)) return failed(defaultValue, 'TYPE_MISMATCH', `${flagKey} is a ${flag.type ?? 'string'} flag, read as ${type}`);
+    if (needsParticipant(flag)) return failed(defaultValue, 'TARGETING_KEY_MISSING', `${flagKey} has a rollout or experiment rule: the context needs a targetingKey`);
+  }
   const details = client.featureDetails<FlagValue>(flagKey, participant.key ?? '', participant.attributes);
   if (!details) {
     return config.features.some((flag) => flag.key === flagKey)
@@ -33,10 +40,7 @@ export function resolveFlag<T>(client: Client, flagKey: string, type: FlagValueT
       : failed(defaultValue, 'FLAG_NOT_FOUND', `no flag ${flagKey} in the team's config`);
   }
   const flagType = details.flag.type ?? 'string';
-  if (flagType !== FLAG_TYPES[type]) return failed(defaultValue, 'TYPE_MISMATCH', `${flagKey} is a ${flagType} flag, read as ${type}`);
-  if (participant.key === undefined && needsParticipant(details.flag)) {
-    return failed(defaultValue, 'TARGETING_KEY_MISSING', `${flagKey} has a rollout or experiment rule: the context needs a targetingKey`);
-  }
+  if (isMismatch(details.flag, type)) return failed(defaultValue, 'TYPE_MISMATCH', `${flagKey} is a ${flagType} flag, read as ${type}`);
   if (details.value === null && details.text !== null) return failed(defaultValue, 'PARSE_ERROR', `${flagKey}'s value does not read as a ${flagType}`);
   const resolution = openFeatureResolution(details.flag, details, details.experiment, Date.now());
   const resolved: ResolutionDetails<T> = { value: details.value === null ? defaultValue : (details.value as T), reason: resolution.reason };
@@ -44,6 +48,9 @@ export function resolveFlag<T>(client: Client, flagKey: string, type: FlagValueT
   if (resolution.metadata !== undefined) resolved.flagMetadata = resolution.metadata;
   return resolved;
 }
+
+/** The flag's type is not the one the value is read as (TYPE_MISMATCH). */
+const isMismatch = (flag: { type?: string | null }, type: FlagValueType) => (flag.type ?? 'string') !== FLAG_TYPES[type];
 
 /** A rollout's, a safe rollout's or an experiment's decision depends on who the participant is. */
 function needsParticipant(flag: { enabled: boolean; rules?: Array<{ type: string }> | null; rollout?: object | null }): boolean {

@@ -106,7 +106,10 @@ describe.each(engines)('the OpenFeature server provider on %s', (engine) => {
       // Assert
       expect(new Set(local.map((t) => `${t.value} ${t.reason} ${t.variant}`))).toEqual(new Set(['new SPLIT rollout_new', 'old SPLIT rollout_current']));
       expect(local).toEqual(remote);
+      // Nobody to expose: nothing is queued for a context without a targetingKey.
+      const queued = provider.client.stats().queued;
       expect((await client.getStringDetails('banner', 'none', {})).errorCode).toBe('TARGETING_KEY_MISSING');
+      expect(provider.client.stats().queued).toBe(queued);
     } finally {
       await provider.onClose();
     }
