@@ -21,8 +21,9 @@ export function FlagPage({ session, flagKey }: { session: Session; flagKey: stri
         <a href="#/flags">Flags</a> /
       </p>
       <h1>{flag.key}</h1>
-      <FlagForm session={session} flag={flag} onSaved={answer.reload} />
-      <Rollouts session={session} flagKey={flag.key} />
+      {/* Drawn anew when the flag changes (a release sets its value). */}
+      <FlagForm key={flag.updated_at} session={session} flag={flag} onSaved={answer.reload} />
+      <Rollouts session={session} flagKey={flag.key} onReleased={answer.reload} />
       <TryParticipant session={session} flag={flag.key} />
     </>
   );

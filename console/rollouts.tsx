@@ -13,7 +13,7 @@ type Action = 'pause' | 'resume' | 'roll-back' | 'release';
 
 const STATES: Record<Schemas['RolloutState'], string> = { running: 'running', paused: 'paused', rolled_back: 'rolled back', released: 'released' };
 
-export function Rollouts({ session, flagKey }: { session: Session; flagKey: string }) {
+export function Rollouts({ session, flagKey, onReleased }: { session: Session; flagKey: string; onReleased: () => void }) {
   const path = { team: session.team.id, feature: flagKey };
   const answer = useAnswer(() => session.api.GET('/api/teams/{team}/features/{feature}/rollouts', { params: { path } }), [session.team.id, flagKey]);
   const [problem, setProblem] = useState<Problem>();
@@ -29,6 +29,8 @@ export function Rollouts({ session, flagKey }: { session: Session; flagKey: stri
             : await session.api.POST('/api/teams/{team}/features/{feature}/rollouts/{rollout}/release', params);
     setProblem(done.error ? asProblem(done.error, done.response) : undefined);
     answer.reload();
+    // Releasing set the flag's value.
+    if (action === 'release' && !done.error) onReleased();
   };
   const rollouts = [...(answer.data?.data ?? [])].reverse();
   return (

@@ -152,6 +152,22 @@ describe.skipIf(!hasChromium).each(engines)('the console, page by page on %s', (
     await page.close();
   });
 
+  it("when a rollout is released from the flag's page, then the flag's form shows the value it released", async () => {
+    const path = { team: team.id };
+    await team.api.POST('/api/teams/{team}/features', { params: { path }, body: { key: 'released_label', type: 'string', enabled: true, value: 'old label' } });
+    await team.api.POST('/api/teams/{team}/features/{feature}/rollouts', { params: { path: { ...path, feature: 'released_label' } }, body: { value: 'new label' } });
+    const { page, problems } = await watchedPage(browser, 390);
+    await signIn(page, server().baseUrl, team.token, '#/flags/released_label');
+    await page.locator('article[data-rollout="1"][data-state="running"]').waitFor();
+    expect(await page.getByLabel('Value', { exact: true }).inputValue()).toBe('old label');
+    await page.getByRole('button', { name: 'Release rollout 1' }).first().click();
+    await page.getByRole('dialog').getByRole('button', { name: 'Release rollout 1' }).click();
+    await page.locator('article[data-rollout="1"][data-state="released"]').waitFor();
+    await expect.poll(() => page.getByLabel('Value', { exact: true }).inputValue()).toBe('new label');
+    expect(problems).toEqual([]);
+    await page.close();
+  });
+
   it('when the sign-in page is checked, then it is accessible too, and a wrong token is said at its field', async () => {
     const { page } = await watchedPage(browser, 390);
     await page.goto(`${server().baseUrl}/console`);
