@@ -82,6 +82,10 @@ const VALUES: Record<string, unknown> = {
   share: 100,
   history: [],
   rollback: { event: 'purchase' },
+  // What a rollout's check reads, as a rollout read shows it.
+  exposures: { new: 5000, current: 5000 },
+  readings: [],
+  hold: { since: '2020-01-01T00:00:00.000Z', sample_ratio_p_value: 0.5 },
 };
 
 /** Each create/update operation: where it goes in the fixture, and a body that is valid alone. */
