@@ -21,8 +21,7 @@ export function FlagPage({ session, flagKey }: { session: Session; flagKey: stri
         <a href="#/flags">Flags</a> /
       </p>
       <h1>{flag.key}</h1>
-      {/* Drawn anew when the flag changes (a release sets its value). */}
-      <FlagForm key={flag.updated_at} session={session} flag={flag} onSaved={answer.reload} />
+      <FlagForm session={session} flag={flag} onSaved={answer.reload} />
       <Rollouts session={session} flagKey={flag.key} onReleased={answer.reload} />
       <TryParticipant session={session} flag={flag.key} />
     </>
@@ -63,7 +62,8 @@ function FlagForm({ session, flag, onSaved }: { session: Session; flag: Feature;
         <input type="checkbox" name="enabled" role="switch" defaultChecked={flag.enabled} /> On (off: the flag serves null to everyone)
       </label>
       <Field label="Value" path="/body/value" problem={problem} hint="Served when on and no rule applies.">
-        {(props) => <input {...props} defaultValue={flag.value ?? ''} />}
+        {/* Drawn anew when the stored value changes (a rollout's release sets it). */}
+        {(props) => <input {...props} key={flag.value ?? ''} defaultValue={flag.value ?? ''} />}
       </Field>
       <Field label="Description" path="/body/description" problem={problem}>
         {(props) => <input {...props} defaultValue={flag.description ?? ''} />}
