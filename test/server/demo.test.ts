@@ -6,22 +6,13 @@ import { createApiClient, type components } from 'experimentation-api';
 import { runDemo, type DemoIo } from '../../server/cli/demo-command';
 import { assignVariant } from '../../domain/assignment';
 import { engines } from '../support/engines';
+import { seeded } from '../support/seeded';
 import { startServer, type TestServer } from '../support/server';
 import { freshStorage, openStorageAt, type StorageEnv } from '../support/storage';
 
 type ExperimentResults = components['schemas']['ExperimentResults'];
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
-
-/** A seeded generator (mulberry32), so that each run plays the same visitors. */
-function seeded(seed: number): () => number {
-  return () => {
-    seed = (seed + 0x6d2b79f5) | 0;
-    let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 describe.each(engines)('npm run demo on %s', (engine) => {
   let storageEnv: StorageEnv;

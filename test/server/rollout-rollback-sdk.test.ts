@@ -3,18 +3,8 @@ import { createClient } from 'experimentation-api/sdk';
 import { rolloutArm } from '../../domain/rollout-arms';
 import { checkRollouts } from '../../server/rollouts/watcher';
 import { engines } from '../support/engines';
+import { seeded } from '../support/seeded';
 import { useServer } from '../support/server';
-
-/** A seeded draw in [0, 1) (mulberry32): the simulated app's customers do the same on every run. */
-function draws(seed: number): () => number {
-  let state = seed;
-  return () => {
-    state = (state + 0x6d2b79f5) | 0;
-    let t = Math.imul(state ^ (state >>> 15), 1 | state);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296;
-  };
-}
 
 describe.each(engines)('a harmful safe rollout rolled back end to end through the SDK on %s', (engine) => {
   const server = useServer(engine);
@@ -34,7 +24,7 @@ describe.each(engines)('a harmful safe rollout rolled back end to end through th
     const app = createClient({ baseUrl: server().baseUrl, team: team.id, ingestKey: team.ingestKey });
     try {
       await app.ready();
-      const random = draws(20261129);
+      const random = seeded(20261129);
       const customers = Array.from({ length: 600 }, (_, n) => `customer-${n}`);
       const served = { new: 0, current: 0 };
       // The app: each customer reaches checkout; the new one fails for 40 % of them, the current one for 4 %.
