@@ -19,25 +19,39 @@ type Flag = components['schemas']['ConfigFeature'];
 export type OpenFeatureReason = 'DISABLED' | 'TARGETING_MATCH' | 'SPLIT' | 'STATIC' | 'DEFAULT';
 
 export interface OpenFeatureResolution {
-  reason: OpenFeatureReason;
-  variant?: string;
-  metadata?: { experiment: string };
+  readonly reason: OpenFeatureReason;
+  readonly variant?: string;
+  readonly metadata?: { readonly experiment: string };
 }
 
 /** The variant name of what a flag's own value serves. */
 export const DEFAULT_VARIANT = 'default';
 
-export function openFeatureResolution(flag: Flag, outcome: Pick<FlagOutcome, 'reason' | 'rule'> & { rolloutArm?: 'new' | 'current' }, experiment: { key: string; variant: string } | undefined, now: number): OpenFeatureResolution {
-  if (outcome.reason === 'disabled') return { reason: 'DISABLED' };
-  if (outcome.reason === 'rollout' && outcome.rolloutArm) return { reason: 'SPLIT', variant: `rollout_${outcome.rolloutArm}` };
+// The resolutions that do not depend on the participant are shared (read-only), and a rule's
+// variant name is made once per index: a provider resolves a flag for every evaluation.
+const DISABLED: OpenFeatureResolution = { reason: 'DISABLED' };
+const ARMS: Record<'new' | 'current', OpenFeatureResolution> = { new: { reason: 'SPLIT', variant: 'rollout_new' }, current: { reason: 'SPLIT', variant: 'rollout_current' } };
+const STATIC: OpenFeatureResolution = { reason: 'STATIC', variant: DEFAULT_VARIANT };
+const RULES_MISSED: OpenFeatureResolution = { reason: 'DEFAULT', variant: DEFAULT_VARIANT };
+const ruleVariants: string[] = [];
+const ruleVariant = (index: number) => (ruleVariants[index] = `rule_${index}`);
+
+/** `now` is the moment the flag was decided at; without it the clock is read, and only if a rule has a schedule. */
+export function openFeatureResolution(flag: Flag, outcome: Pick<FlagOutcome, 'reason' | 'rule'> & { rolloutArm?: 'new' | 'current' }, experiment: { key: string; variant: string } | undefined, now?: number): OpenFeatureResolution {
+  if (outcome.reason === 'disabled') return DISABLED;
+  if (outcome.reason === 'rollout' && outcome.rolloutArm) return ARMS[outcome.rolloutArm];
   const rules = flag.rules ?? [];
-  if (outcome.reason === 'default' || outcome.rule === null) {
-    const inForce = rules.some((rule) => isScheduled(rule, now));
-    return { reason: inForce ? 'DEFAULT' : 'STATIC', variant: DEFAULT_VARIANT };
-  }
+  if (outcome.reason === 'default' || outcome.rule === null) return anyRuleInForce(rules, now) ? RULES_MISSED : STATIC;
   const rule = rules[outcome.rule];
   if (rule?.type === 'experiment' && experiment) return { reason: 'SPLIT', variant: experiment.variant, metadata: { experiment: experiment.key } };
-  return { reason: rule?.type === 'force' ? 'TARGETING_MATCH' : 'SPLIT', variant: `rule_${outcome.rule}` };
+  return { reason: rule?.type === 'force' ? 'TARGETING_MATCH' : 'SPLIT', variant: ruleVariants[outcome.rule] ?? ruleVariant(outcome.rule) };
+}
+
+function anyRuleInForce(rules: NonNullable<Flag['rules']>, now: number | undefined): boolean {
+  for (const rule of rules) {
+    if ((rule.starts_at == null && rule.ends_at == null) || isScheduled(rule, now ?? Date.now())) return true;
+  }
+  return false;
 }
 
 export type OfrepReason = Exclude<OpenFeatureReason, 'DEFAULT'> | 'UNKNOWN';

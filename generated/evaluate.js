@@ -6821,7 +6821,7 @@ function valueAt(subject, path) {
     if (typeof current !== "object" || current === null || !Object.hasOwn(current, part)) return null;
     current = current[part];
   }
-  return current;
+  return current === void 0 ? null : current;
 }
 function isOperatorObject(value) {
   if (!isPlainObject(value)) return false;

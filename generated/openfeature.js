@@ -21,17 +21,26 @@ function isScheduled(rule, now) {
 
 // domain/openfeature.ts
 var DEFAULT_VARIANT = "default";
+var DISABLED = { reason: "DISABLED" };
+var ARMS = { new: { reason: "SPLIT", variant: "rollout_new" }, current: { reason: "SPLIT", variant: "rollout_current" } };
+var STATIC = { reason: "STATIC", variant: DEFAULT_VARIANT };
+var RULES_MISSED = { reason: "DEFAULT", variant: DEFAULT_VARIANT };
+var ruleVariants = [];
+var ruleVariant = (index) => ruleVariants[index] = `rule_${index}`;
 function openFeatureResolution(flag, outcome, experiment, now) {
-  if (outcome.reason === "disabled") return { reason: "DISABLED" };
-  if (outcome.reason === "rollout" && outcome.rolloutArm) return { reason: "SPLIT", variant: `rollout_${outcome.rolloutArm}` };
+  if (outcome.reason === "disabled") return DISABLED;
+  if (outcome.reason === "rollout" && outcome.rolloutArm) return ARMS[outcome.rolloutArm];
   const rules = flag.rules ?? [];
-  if (outcome.reason === "default" || outcome.rule === null) {
-    const inForce = rules.some((rule2) => isScheduled(rule2, now));
-    return { reason: inForce ? "DEFAULT" : "STATIC", variant: DEFAULT_VARIANT };
-  }
+  if (outcome.reason === "default" || outcome.rule === null) return anyRuleInForce(rules, now) ? RULES_MISSED : STATIC;
   const rule = rules[outcome.rule];
   if (rule?.type === "experiment" && experiment) return { reason: "SPLIT", variant: experiment.variant, metadata: { experiment: experiment.key } };
-  return { reason: rule?.type === "force" ? "TARGETING_MATCH" : "SPLIT", variant: `rule_${outcome.rule}` };
+  return { reason: rule?.type === "force" ? "TARGETING_MATCH" : "SPLIT", variant: ruleVariants[outcome.rule] ?? ruleVariant(outcome.rule) };
+}
+function anyRuleInForce(rules, now) {
+  for (const rule of rules) {
+    if (rule.starts_at == null && rule.ends_at == null || isScheduled(rule, now ?? Date.now())) return true;
+  }
+  return false;
 }
 
 // sdk/openfeature-resolve.ts
@@ -59,7 +68,7 @@ function resolveFlag(client, flagKey, type, defaultValue, context) {
   const flagType = details.flag.type ?? "string";
   if (isMismatch(details.flag, type)) return failed(defaultValue, "TYPE_MISMATCH", `${flagKey} is a ${flagType} flag, read as ${type}`);
   if (details.value === null && details.text !== null) return failed(defaultValue, "PARSE_ERROR", `${flagKey}'s value does not read as a ${flagType}`);
-  const resolution = openFeatureResolution(details.flag, details, details.experiment, Date.now());
+  const resolution = openFeatureResolution(details.flag, details, details.experiment);
   const resolved = { value: details.value === null ? defaultValue : details.value, reason: resolution.reason };
   if (resolution.variant !== void 0) resolved.variant = resolution.variant;
   if (resolution.metadata !== void 0) resolved.flagMetadata = resolution.metadata;
@@ -70,22 +79,29 @@ function needsParticipant(flag) {
   return flag.enabled && (flag.rollout != null || (flag.rules ?? []).some((rule) => rule.type === "rollout" || rule.type === "experiment"));
 }
 function participantOf(context) {
-  const attributes = {};
+  const attributes = { ...context };
   let count = 0;
-  for (const name in context) {
-    const value = context[name];
-    if (name === "targetingKey" || value === void 0 || !Object.hasOwn(context, name)) continue;
-    const read = typeof value === "string" || typeof value === "boolean" ? value : attributeOf(value);
-    if (read === void 0) return { problem: `context key ${name} must be a string, number, boolean, date or an array of those` };
-    attributes[name] = read;
+  for (const name in attributes) {
+    const value = attributes[name];
+    if (value === void 0 || name === "targetingKey") continue;
+    if (typeof value !== "string" && typeof value !== "boolean" && !readAttribute(attributes, name, value)) return notAnAttribute(name);
     count++;
   }
-  if (count > MAX_ATTRIBUTES) return { problem: `the context has ${count} attributes; at most ${MAX_ATTRIBUTES}` };
   const key = context.targetingKey;
-  if (key !== void 0 && key !== "" && (typeof key !== "string" || key.length > 255 || NOT_IN_A_KEY.test(key))) {
-    return { problem: "targetingKey must be a participant key: 1\u2013255 characters, no whitespace, no / and no control characters" };
-  }
+  if (key !== void 0) attributes.targetingKey = void 0;
+  if (count > MAX_ATTRIBUTES || key !== void 0 && key !== "" && !isParticipantKey(key)) return contextProblem(count);
   return { key: key || void 0, attributes: count > 0 ? attributes : void 0 };
+}
+var notAnAttribute = (name) => ({ problem: `context key ${name} must be a string, number, boolean, date or an array of those` });
+var contextProblem = (count) => ({
+  problem: count > MAX_ATTRIBUTES ? `the context has ${count} attributes; at most ${MAX_ATTRIBUTES}` : "targetingKey must be a participant key: 1\u2013255 characters, no whitespace, no / and no control characters"
+});
+var isParticipantKey = (key) => typeof key === "string" && key.length <= 255 && !NOT_IN_A_KEY.test(key);
+function readAttribute(attributes, name, value) {
+  const read = attributeOf(value);
+  if (read === void 0) return false;
+  attributes[name] = read;
+  return true;
 }
 function scalarOf(value) {
   if (typeof value === "string" || typeof value === "boolean" || typeof value === "number" && Number.isFinite(value)) return value;

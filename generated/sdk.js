@@ -7669,7 +7669,7 @@ function valueAt(subject, path) {
     if (typeof current !== "object" || current === null || !Object.hasOwn(current, part)) return null;
     current = current[part];
   }
-  return current;
+  return current === void 0 ? null : current;
 }
 function isOperatorObject(value) {
   if (!isPlainObject(value)) return false;
@@ -8298,7 +8298,8 @@ function startClient(options) {
     featureDetails(key, participant, attributes) {
       const decision = decideAndExpose(key, participant, attributes);
       if (!decision) return null;
-      const details = { value: decision.value, text: decision.text, flag: decision.flag, reason: decision.reason, rule: decision.rule, ...decision.rolloutArm && { rolloutArm: decision.rolloutArm } };
+      const details = { value: decision.value, text: decision.text, flag: decision.flag, reason: decision.reason, rule: decision.rule };
+      if (decision.rolloutArm) details.rolloutArm = decision.rolloutArm;
       if (decision.variant) details.experiment = { key: decision.variant.experiment, variant: decision.variant.key };
       return details;
     },

@@ -141,7 +141,8 @@ export function startClient(options: ClientOptions): Client {
     featureDetails(key, participant, attributes) {
       const decision = decideAndExpose(key, participant, attributes);
       if (!decision) return null;
-      const details: FeatureDetails = { value: decision.value, text: decision.text, flag: decision.flag, reason: decision.reason, rule: decision.rule, ...(decision.rolloutArm && { rolloutArm: decision.rolloutArm }) };
+      const details: FeatureDetails = { value: decision.value, text: decision.text, flag: decision.flag, reason: decision.reason, rule: decision.rule };
+      if (decision.rolloutArm) details.rolloutArm = decision.rolloutArm;
       if (decision.variant) details.experiment = { key: decision.variant.experiment, variant: decision.variant.key };
       return details as never;
     },

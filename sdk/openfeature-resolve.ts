@@ -42,7 +42,7 @@ export function resolveFlag<T>(client: Client, flagKey: string, type: FlagValueT
   const flagType = details.flag.type ?? 'string';
   if (isMismatch(details.flag, type)) return failed(defaultValue, 'TYPE_MISMATCH', `${flagKey} is a ${flagType} flag, read as ${type}`);
   if (details.value === null && details.text !== null) return failed(defaultValue, 'PARSE_ERROR', `${flagKey}'s value does not read as a ${flagType}`);
-  const resolution = openFeatureResolution(details.flag, details, details.experiment, Date.now());
+  const resolution = openFeatureResolution(details.flag, details, details.experiment);
   const resolved: ResolutionDetails<T> = { value: details.value === null ? defaultValue : (details.value as T), reason: resolution.reason };
   if (resolution.variant !== undefined) resolved.variant = resolution.variant;
   if (resolution.metadata !== undefined) resolved.flagMetadata = resolution.metadata;
@@ -63,22 +63,35 @@ function needsParticipant(flag: { enabled: boolean; rules?: Array<{ type: string
  * attributes (INVALID_CONTEXT), nor is a targetingKey the service would refuse.
  */
 export function participantOf(context: EvaluationContext): { key?: string; attributes?: Attributes; problem?: string } {
-  const attributes: Attributes = {};
+  // A copy of the whole context (one step for an object of a known shape), its targetingKey then
+  // made undefined: conditions read an undefined attribute as absent, and JSON leaves it out of an exposure.
+  const attributes = { ...context } as Record<string, Attributes[string] | undefined>;
   let count = 0;
-  for (const name in context) {
-    const value = context[name];
-    if (name === 'targetingKey' || value === undefined || !Object.hasOwn(context, name)) continue;
-    const read = typeof value === 'string' || typeof value === 'boolean' ? value : attributeOf(value);
-    if (read === undefined) return { problem: `context key ${name} must be a string, number, boolean, date or an array of those` };
-    attributes[name] = read;
+  for (const name in attributes) {
+    const value = attributes[name];
+    if (value === undefined || name === 'targetingKey') continue;
+    if (typeof value !== 'string' && typeof value !== 'boolean' && !readAttribute(attributes, name, value)) return notAnAttribute(name);
     count++;
   }
-  if (count > MAX_ATTRIBUTES) return { problem: `the context has ${count} attributes; at most ${MAX_ATTRIBUTES}` };
   const key = context.targetingKey;
-  if (key !== undefined && key !== '' && (typeof key !== 'string' || key.length > 255 || NOT_IN_A_KEY.test(key))) {
-    return { problem: 'targetingKey must be a participant key: 1–255 characters, no whitespace, no / and no control characters' };
-  }
-  return { key: key || undefined, attributes: count > 0 ? attributes : undefined };
+  if (key !== undefined) attributes.targetingKey = undefined;
+  if (count > MAX_ATTRIBUTES || (key !== undefined && key !== '' && !isParticipantKey(key))) return contextProblem(count);
+  return { key: key || undefined, attributes: count > 0 ? (attributes as Attributes) : undefined };
+}
+
+// The problems are told apart from the hot path, which stays small.
+const notAnAttribute = (name: string) => ({ problem: `context key ${name} must be a string, number, boolean, date or an array of those` });
+const contextProblem = (count: number) => ({
+  problem: count > MAX_ATTRIBUTES ? `the context has ${count} attributes; at most ${MAX_ATTRIBUTES}` : 'targetingKey must be a participant key: 1–255 characters, no whitespace, no / and no control characters',
+});
+const isParticipantKey = (key: unknown) => typeof key === 'string' && key.length <= 255 && !NOT_IN_A_KEY.test(key);
+
+/** Puts the attribute's value as the service reads it (a date as its text) in place; false when it is not an attribute. */
+function readAttribute(attributes: Record<string, unknown>, name: string, value: unknown): boolean {
+  const read = attributeOf(value);
+  if (read === undefined) return false;
+  attributes[name] = read;
+  return true;
 }
 
 type Scalar = string | number | boolean;

@@ -82,14 +82,14 @@ function anyHolds(conditions: unknown[], subject: unknown, steps: Steps): boolea
   return conditions.length === 0 || conditions.some((condition) => holds(condition, subject, steps));
 }
 
-/** The value at a dotted path: own properties of objects, indices and `length` of arrays; null when absent. */
+/** The value at a dotted path: own properties of objects, indices and `length` of arrays; null when absent (an undefined value, which JSON cannot carry, is absent). */
 function valueAt(subject: unknown, path: string): unknown {
   let current = subject;
   for (const part of path.split('.')) {
     if (typeof current !== 'object' || current === null || !Object.hasOwn(current, part)) return null;
     current = (current as Record<string, unknown>)[part];
   }
-  return current;
+  return current === undefined ? null : current;
 }
 
 function isOperatorObject(value: unknown): value is Record<string, unknown> {

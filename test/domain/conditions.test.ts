@@ -141,3 +141,15 @@ describe('evaluateCondition against GrowthBook on random conditions', () => {
     );
   });
 });
+
+describe('evaluateCondition on attributes a JavaScript caller leaves undefined', () => {
+  it('when an attribute is undefined, then every condition reads it as it reads an absent one', () => {
+    fc.assert(
+      fc.property(condition, attributes, (generated, attributeValues) => {
+        const { a: _, ...absent } = attributeValues;
+        expect(evaluateCondition(generated as Condition, { ...absent, a: undefined })).toBe(evaluateCondition(generated as Condition, absent));
+      }),
+      { seed: 20261129, numRuns: 3000 },
+    );
+  });
+});

@@ -10,7 +10,7 @@ import { engines } from '../support/engines';
 import { useServer } from '../support/server';
 import { arrangeReasons, unreadableConfigFetch } from '../support/openfeature';
 import { startProxy } from '../support/proxy';
-import { EVENT, EXPERIMENT, FLAG, servedStatistics } from '../support/sdk';
+import { arrangeCheckout, EVENT, EXPERIMENT, FLAG, servedStatistics } from '../support/sdk';
 import type { TestServer } from '../support/server';
 import type { TestTeam } from '../support/team';
 
@@ -73,6 +73,93 @@ describe.each(engines)('the OpenFeature server provider on %s', (engine) => {
       });
       // Control is not among the rule's variants: the flag's own value, for a reason the participant's variant decided.
       expect(told(await client.getStringDetails(FLAG, 'none', { targetingKey: control }))).toEqual({ value: 'old', reason: 'DEFAULT', variant: 'default', errorCode: undefined });
+    } finally {
+      await provider.onClose();
+    }
+  });
+
+  it("when rules have schedules, then a flag none of whose rules is in force is STATIC, and one whose rule in force missed the participant is DEFAULT, as OFREP tells them", async () => {
+    // Arrange
+    const team = await server().newTeam();
+    const path = { team: team.id };
+    const flags = [
+      { key: 'ended_sale', rules: [{ type: 'force' as const, value: 'sale', ends_at: '2020-01-01T00:00:00.000Z' }] },
+      { key: 'coming_sale', rules: [{ type: 'force' as const, value: 'sale', starts_at: '2999-01-01T00:00:00.000Z' }] },
+      { key: 'pro_sale', rules: [{ type: 'force' as const, conditions: { plan: 'pro' }, value: 'sale', starts_at: '2020-01-01T00:00:00.000Z', ends_at: '2999-01-01T00:00:00.000Z' }] },
+    ];
+    for (const flag of flags) {
+      const created = await team.api.POST('/api/teams/{team}/features', { params: { path }, body: { ...flag, type: 'string', enabled: true, value: 'none' } });
+      expect(created.response.status).toBe(200);
+    }
+    const { client } = await providerFor(server(), team);
+    const ofrep = async (key: string, context: Record<string, string>) => {
+      const response = await fetch(`${server().baseUrl}/api/teams/${team.id}/ofrep/v1/evaluate/flags/${key}`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${team.ingestKey}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ context }),
+      });
+      const { value, reason, variant } = (await response.json()) as { value: string; reason: string; variant: string };
+      return { value, reason: reason === 'UNKNOWN' ? 'DEFAULT' : reason, variant };
+    };
+
+    // Act
+    const cases = [
+      ['ended_sale', { targetingKey: 'u1' }],
+      ['coming_sale', { targetingKey: 'u1' }],
+      ['pro_sale', { targetingKey: 'u1', plan: 'free' }],
+      ['pro_sale', { targetingKey: 'u1', plan: 'pro' }],
+    ] as const;
+    const local = await Promise.all(cases.map(async ([key, context]) => told(await client.getStringDetails(key, 'x', context))));
+    const remote = await Promise.all(cases.map(([key, context]) => ofrep(key, context)));
+
+    // Assert
+    expect(local).toEqual([
+      { value: 'none', reason: 'STATIC', variant: 'default', errorCode: undefined },
+      { value: 'none', reason: 'STATIC', variant: 'default', errorCode: undefined },
+      { value: 'none', reason: 'DEFAULT', variant: 'default', errorCode: undefined },
+      { value: 'sale', reason: 'TARGETING_MATCH', variant: 'rule_0', errorCode: undefined },
+    ]);
+    expect(remote).toEqual(local.map(({ value, reason, variant }) => ({ value, reason, variant })));
+  });
+
+  it('when a context carries numbers, dates, arrays and its targetingKey, then conditions read them as the service does, the targetingKey is no attribute, and the exposure stores the attributes without it', async () => {
+    // Arrange
+    const team = await server().newTeam();
+    await arrangeCheckout(team.api, team.id);
+    const path = { team: team.id };
+    const created = await team.api.POST('/api/teams/{team}/features', {
+      params: { path },
+      body: {
+        key: 'context_reader',
+        type: 'string',
+        enabled: true,
+        value: 'none',
+        rules: [
+          { type: 'force', conditions: { targetingKey: { $exists: true } }, value: 'key_is_an_attribute' },
+          { type: 'force', conditions: { seats: { $gt: 5 }, signup: { $lt: '2025-01-01' }, plan: { $exists: false }, tags: { $all: ['beta'] } }, value: 'read' },
+        ],
+      },
+    });
+    expect(created.response.status).toBe(200);
+    const { provider, client } = await providerFor(server(), team);
+    const config = provider.client.config()!;
+    const attributes = { seats: 6, signup: new Date('2024-03-01T00:00:00.000Z'), tags: ['beta', 'eu'] };
+    const stored = { seats: 6, signup: '2024-03-01T00:00:00.000Z', tags: ['beta', 'eu'] };
+    const visitor = Array.from({ length: 40 }, (_, i) => `visitor-${i}`).find((key) => evaluateConfig(config, { key, attributes: stored }).experiments[EXPERIMENT])!;
+    try {
+      // Act
+      const read = told(await client.getStringDetails('context_reader', 'x', { targetingKey: visitor, ...attributes }));
+      const missed = told(await client.getStringDetails('context_reader', 'x', { targetingKey: visitor, ...attributes, seats: 5 }));
+      await client.getStringValue(FLAG, 'x', { targetingKey: visitor, ...attributes });
+      await provider.client.flush();
+      const participant = await team.api.GET('/api/teams/{team}/participants/{participant}', { params: { path: { ...path, participant: visitor } } });
+
+      // Assert
+      expect(read).toEqual({ value: 'read', reason: 'TARGETING_MATCH', variant: 'rule_1', errorCode: undefined });
+      expect(missed).toEqual({ value: 'none', reason: 'DEFAULT', variant: 'default', errorCode: undefined });
+      expect(participant.response.status).toBe(200);
+      expect(participant.data!.data.attributes).toEqual(stored);
+      expect(provider.client.stats()).toMatchObject({ rejected: 0, dropped: 0 });
     } finally {
       await provider.onClose();
     }
