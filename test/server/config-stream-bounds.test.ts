@@ -15,6 +15,8 @@ interface RawStream {
   socket: Socket;
   /** The client's port: the server's socket of this connection has it as its remote port. */
   port: number;
+  /** The inode of the server's socket of this connection, once it was admitted. */
+  serverSocket?: string;
   status: number;
   /** Set once the connection is closed on the client's side. */
   closed: boolean;
@@ -53,20 +55,38 @@ function openUnread(baseUrl: string, team: TestTeam): Promise<RawStream> {
 
 /** TCP states of /proc/net/tcp in which the server still holds a connection: ESTABLISHED, SYN_RECV, CLOSE_WAIT. */
 const HELD = new Set(['01', '03', '08']);
+const ESTABLISHED = '01';
 
-/** The server's sockets it still holds, of connections from these client ports (Linux's /proc/net/tcp). */
-function serverSockets(baseUrl: string, clientPorts: number[]): number {
-  const serverPort = Number(new URL(baseUrl).port);
-  const clients = new Set(clientPorts);
+/** Linux's /proc/net/tcp: each socket's local and remote port, state and inode. */
+function tcpSockets(): Array<{ local: number; remote: number; state: string; inode: string }> {
   return readFileSync('/proc/net/tcp', 'utf8')
     .split('\n')
     .slice(1)
     .map((line) => line.trim().split(/\s+/))
-    // Held by the server: established, half-open, or closed by the client but not yet by the server.
-    // A socket the server has closed (FIN_WAIT, CLOSING, LAST_ACK, TIME_WAIT) may linger while a
-    // loaded client is slow to answer its FIN; it is not held.
-    .filter(([, local, remote, state]) => local && remote && HELD.has(state!))
-    .filter(([, local, remote]) => parseInt(local!.split(':')[1]!, 16) === serverPort && clients.has(parseInt(remote!.split(':')[1]!, 16))).length;
+    .filter((fields) => fields.length > 9)
+    .map(([, local, remote, state, , , , , , inode]) => ({ local: parseInt(local!.split(':')[1]!, 16), remote: parseInt(remote!.split(':')[1]!, 16), state: state!, inode: inode! }));
+}
+
+/**
+ * The inode of the server's socket of a connection just admitted, from the client's port. Later
+ * counts go by inode: once a connection is closed, its client port may be taken by another one
+ * (a refused stream, the test's own requests), which no inode is.
+ */
+function serverSocketOf(baseUrl: string, clientPort: number): string {
+  const serverPort = Number(new URL(baseUrl).port);
+  const socket = tcpSockets().find(({ local, remote, state }) => local === serverPort && remote === clientPort && state === ESTABLISHED);
+  if (!socket) throw new Error(`no established server socket for the client port ${clientPort}`);
+  return socket.inode;
+}
+
+/**
+ * How many of these server sockets the server still holds: established, half-open, or closed by
+ * the client but not yet by the server. A socket the server has closed (FIN_WAIT, CLOSING,
+ * LAST_ACK, TIME_WAIT) may linger while a loaded client is slow to answer its FIN; it is not held.
+ */
+function heldSockets(inodes: string[]): number {
+  const wanted = new Set(inodes);
+  return tcpSockets().filter(({ state, inode }) => HELD.has(state) && wanted.has(inode)).length;
 }
 
 async function flip(team: TestTeam, enabled: boolean): Promise<void> {
@@ -85,7 +105,11 @@ describe.each(engines)('config streams whose clients stop reading, on %s', (engi
       expect(response.status).toBe(200);
     }
     const admitted: RawStream[] = [];
-    while (admitted.length < PER_CREDENTIAL) admitted.push(await openUnread(server().baseUrl, team));
+    const admit = (stream: RawStream) => {
+      stream.serverSocket = serverSocketOf(server().baseUrl, stream.port);
+      admitted.push(stream);
+    };
+    while (admitted.length < PER_CREDENTIAL) admit(await openUnread(server().baseUrl, team));
     expect(admitted.map((stream) => stream.status)).toEqual(Array(PER_CREDENTIAL).fill(200));
 
     // Act: the config changes while nobody reads; whenever the key has a slot again, one more stream takes it
@@ -93,16 +117,16 @@ describe.each(engines)('config streams whose clients stop reading, on %s', (engi
       expect(flips, 'flips before 5 more streams were admitted').toBeLessThan(400);
       await flip(team, flips % 2 === 0);
       const another = await openUnread(server().baseUrl, team);
-      if (another.status === 200) admitted.push(another);
+      if (another.status === 200) admit(another);
       else another.socket.destroy();
 
       // Assert: the server never holds more of the key's connections than its limit
-      expect(serverSockets(server().baseUrl, admitted.map((stream) => stream.port))).toBeLessThanOrEqual(PER_CREDENTIAL);
+      expect(heldSockets(admitted.map((stream) => stream.serverSocket!))).toBeLessThanOrEqual(PER_CREDENTIAL);
     }
 
     // Assert: the connections the server let go are closed for their clients too, and what they
     // had not read was dropped (more than 4 MiB was held for each when it was cut off)
-    const gone = admitted.filter((stream) => serverSockets(server().baseUrl, [stream.port]) === 0);
+    const gone = admitted.filter((stream) => heldSockets([stream.serverSocket!]) === 0);
     expect(gone.length).toBeGreaterThanOrEqual(5);
     for (const stream of gone) stream.socket.resume();
     await expect.poll(() => gone.every((stream) => stream.closed), WITHIN).toBe(true);
