@@ -30,6 +30,17 @@ function told<T extends FlagValue>(details: EvaluationDetails<T>) {
   return { value, reason, variant, errorCode, ...(Object.keys(flagMetadata).length > 0 ? { flagMetadata } : {}) };
 }
 
+/** OFREP's single-flag evaluation of the same flag through the service: what it served, and why. */
+async function ofrepEvaluation(server: TestServer, team: TestTeam, key: string, context: Record<string, string>) {
+  const response = await fetch(`${server.baseUrl}/api/teams/${team.id}/ofrep/v1/evaluate/flags/${key}`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${team.ingestKey}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ context }),
+  });
+  const { value, reason, variant } = (await response.json()) as { value: string; reason: string; variant: string };
+  return { value, reason, variant };
+}
+
 /** Resolves when `predicate` holds, checked after each of the domain's `event`s. */
 function waitFor(domain: string, event: ProviderEvents, predicate: () => boolean = () => true): Promise<void> {
   return new Promise((resolve) => {
@@ -92,13 +103,9 @@ describe.each(engines)('the OpenFeature server provider on %s', (engine) => {
       expect(created.response.status).toBe(200);
     }
     const { client } = await providerFor(server(), team);
+    // OFREP has no DEFAULT: rules that all missed are UNKNOWN there.
     const ofrep = async (key: string, context: Record<string, string>) => {
-      const response = await fetch(`${server().baseUrl}/api/teams/${team.id}/ofrep/v1/evaluate/flags/${key}`, {
-        method: 'POST',
-        headers: { authorization: `Bearer ${team.ingestKey}`, 'content-type': 'application/json' },
-        body: JSON.stringify({ context }),
-      });
-      const { value, reason, variant } = (await response.json()) as { value: string; reason: string; variant: string };
+      const { value, reason, variant } = await ofrepEvaluation(server(), team, key, context);
       return { value, reason: reason === 'UNKNOWN' ? 'DEFAULT' : reason, variant };
     };
 
@@ -178,17 +185,7 @@ describe.each(engines)('the OpenFeature server provider on %s', (engine) => {
       // Act
       const visitors = Array.from({ length: 30 }, (_, i) => `visitor-${i}`);
       const local = await Promise.all(visitors.map(async (targetingKey) => told(await client.getStringDetails('banner', 'none', { targetingKey }))));
-      const remote = await Promise.all(
-        visitors.map(async (targetingKey) => {
-          const response = await fetch(`${server().baseUrl}/api/teams/${team.id}/ofrep/v1/evaluate/flags/banner`, {
-            method: 'POST',
-            headers: { authorization: `Bearer ${team.ingestKey}`, 'content-type': 'application/json' },
-            body: JSON.stringify({ context: { targetingKey } }),
-          });
-          const { value, reason, variant } = (await response.json()) as { value: string; reason: string; variant: string };
-          return { value, reason, variant, errorCode: undefined };
-        }),
-      );
+      const remote = await Promise.all(visitors.map(async (targetingKey) => ({ ...(await ofrepEvaluation(server(), team, 'banner', { targetingKey })), errorCode: undefined })));
 
       // Assert
       expect(new Set(local.map((t) => `${t.value} ${t.reason} ${t.variant}`))).toEqual(new Set(['new SPLIT rollout_new', 'old SPLIT rollout_current']));

@@ -4,6 +4,7 @@
 // roll-up adds up to them.
 import { describe, expect, it } from 'vitest';
 import { engines } from '../support/engines';
+import { seeded } from '../support/seeded';
 import { useServer } from '../support/server';
 import { inParallel, ingestOk } from '../support/fixtures';
 import type { TestServer } from '../support/server';
@@ -16,16 +17,6 @@ function micros(written: string): bigint {
   const [whole, fraction = ''] = written.replace('-', '').split('.');
   const value = BigInt(whole!) * MICRO + BigInt(fraction.padEnd(6, '0'));
   return negative ? -value : value;
-}
-
-/** Deterministic pseudo-random numbers (mulberry32), so every run sends the same values. */
-function random(seed: number): () => number {
-  return () => {
-    seed = (seed + 0x6d2b79f5) | 0;
-    let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
 }
 
 async function setUp(team: TestTeam): Promise<void> {
@@ -114,7 +105,7 @@ describe.each(engines)('count and value metrics on %s', (engine) => {
     const team = await server().newTeam();
     await setUp(team);
     const path = { team: team.id };
-    const draw = random(20261124);
+    const draw = seeded(20261124);
     const sent = new Map<string, Sent>();
     const events = ['purchase', 'revenue', 'views', 'refund'];
     const ingests = Array.from({ length: 240 }, (_, i) => {
