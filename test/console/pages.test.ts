@@ -204,7 +204,7 @@ async function exposeRollouts(team: TestTeam): Promise<void> {
 
 /**
  * A flag `risky` whose safe rollout raises `checkout_error` (lower is better) from 5 % to 50 % of
- * 300 participants at 50 %: a check rolls it back.
+ * 150 participants in each arm at 50 %: a check rolls it back.
  */
 async function harmRollout(team: TestTeam): Promise<void> {
   const path = { team: team.id };
@@ -212,9 +212,10 @@ async function harmRollout(team: TestTeam): Promise<void> {
   expect((await team.api.POST('/api/teams/{team}/features', { params: { path }, body: { key: 'risky', enabled: true, value: 'old' } })).response.status).toBe(200);
   const body = { value: 'new', guardrails: [{ event: 'checkout_error', direction: 'decrease' as const }], steps: [{ percentage: 50, hold_seconds: 86_400, minimum_exposures: 0 }, { percentage: 100, hold_seconds: 0, minimum_exposures: 0 }] };
   const { seed, share } = (await team.api.POST('/api/teams/{team}/features/{feature}/rollouts', { params: { path: { ...path, feature: 'risky' } }, body })).data!.data;
-  const items = Array.from({ length: 300 }, (_, i) => {
-    const participant = `risky-${i}`;
-    const arm = rolloutArm(seed, participant, share)!;
+  // 150 participants in each arm: a random seed may split 300 unevenly enough to hold the rollout (sample-ratio mismatch).
+  const inArm = (arm: 'new' | 'current') => Array.from({ length: 1000 }, (_, i) => `risky-${i}`).filter((participant) => rolloutArm(seed, participant, share) === arm).slice(0, 150);
+  const items = [...inArm('new'), ...inArm('current')].map((participant, i) => {
+    const arm = i < 150 ? ('new' as const) : ('current' as const);
     return { participant, rollout: { feature: 'risky', number: 1, arm }, ...((arm === 'new' ? i % 2 === 0 : i % 20 === 0) && { event: 'checkout_error' }) };
   });
   expect((await team.ingest.POST('/api/teams/{team}/ingest/batch', { params: { path }, body: { items } })).response.status).toBe(200);
