@@ -167,6 +167,9 @@ describe.each(engines)('authorization on %s', (engine) => {
       ...(fixture.rollout === 'paused' ? [await team.api.POST('/api/teams/{team}/features/{feature}/rollouts/{rollout}/pause', { params: { path: { ...feature, rollout: examples.rollout! } } })] : []),
       await team.ingest.POST('/api/teams/{team}/ingest', { params: { path }, body: { participant: examples.participant, event: examples.event } }),
       await team.ingest.POST('/api/teams/{team}/ingest', { params: { path }, body: { participant: 'someone-else' } }),
+      // The participant's exposure to the rollout when the rollout's seed puts it in: OFREP's single
+      // evaluation with the team's key re-reports it later, which then changes nothing.
+      await team.ingest.POST('/api/teams/{team}/ofrep/v1/evaluate/flags/{feature}', { params: { path: feature }, body: { context: { targetingKey: examples.participant } } }),
     ];
     for (const { response } of created) expect(response.status, response.url).toBe(200);
   }
@@ -210,9 +213,10 @@ describe.each(engines)('authorization on %s', (engine) => {
   it.each(cases)('when $label is called with $credential, then $status', async ({ op, credential, status }) => {
     let team = target;
     let authorization = headers[credential];
-    // The request example where there is one — so a breach would change something. The one
-    // request on the shared target that is meant to succeed and write (ingest with the team's
-    // key) re-reports the already enrolled participant, which changes nothing the snapshot sees.
+    // The request example where there is one — so a breach would change something. The requests
+    // on the shared target that are meant to succeed and write (ingest and OFREP's single
+    // evaluation with the team's key) re-report the already enrolled and exposed participant,
+    // which changes nothing the snapshot sees.
     const reReport = { participant: examples.participant };
     const succeeding = op.operationId === 'ingest_batch' ? { items: [reReport] } : op.operationId.startsWith('ofrep_') ? { context: { targetingKey: examples.participant } } : reReport;
     let body = status === 200 && op.method !== 'GET' ? succeeding : op.bodyExample;
