@@ -129,8 +129,9 @@ describe.each(engines)('safe rollouts on %s', (engine) => {
         expect(client.feature(key, participant), participant).toBe(arm === 'new');
         if (arm === 'new') served++;
       }
-      expect(served).toBeGreaterThan(PARTICIPANTS.length * 0.4);
-      expect(served).toBeLessThan(PARTICIPANTS.length * 0.6);
+      // About half: the random seed splits 300 participants, so 30–70 % is ±7 σ (40–60 % failed about 1 seed in 1 500).
+      expect(served).toBeGreaterThan(PARTICIPANTS.length * 0.3);
+      expect(served).toBeLessThan(PARTICIPANTS.length * 0.7);
       const inNew = PARTICIPANTS.find((participant) => rolloutArm(rollout.seed, participant, 50) === 'new')!;
       expect(await evaluate(inNew, { country: 'DE' })).toEqual({ value: 'false', reason: 'rule', rule: 0 });
       expect(await evaluate(inNew, { plan: 'free' })).toEqual({ value: 'false', reason: 'default', rule: null });
