@@ -62,13 +62,16 @@ describe.each(engines)('CUPED counters on %s', (engine) => {
     }
     x.set('fresh', { goal: 0n, spend: 0n });
 
-    // Act: each enrols with a goal — singly and in a batch — and some convert again and spend
-    for (const key of keys.slice(0, 4)) await ingestOk(team, { participant: key, event: 'goal' });
+    // Act: each enrols with a goal — singly and in a batch — and some convert again and spend. The
+    // variants are named (odd keys in treatment) so that both arms have goal covariates: by hash,
+    // the nine with a goal covariate all fell in one arm 1 time in 256.
+    const enrolling = (key: string) => ({ participant: key, event: 'goal', experiment: 'checkout', variant: Number(key.slice(1)) % 2 ? 'treatment' : 'control' });
+    for (const key of keys.slice(0, 4)) await ingestOk(team, enrolling(key));
     const batch = await team.ingest.POST('/api/teams/{team}/ingest/batch', {
       params: { path: { team: team.id } },
       body: {
         items: [
-          ...keys.slice(4).map((key) => ({ participant: key, event: 'goal' })),
+          ...keys.slice(4).map(enrolling),
           { participant: 'fresh', event: 'goal' },
           { participant: 'p5', event: 'goal' },
           { participant: 'p6', event: 'spend', value: 2.25 },
