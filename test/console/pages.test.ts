@@ -194,9 +194,10 @@ async function exposeRollouts(team: TestTeam): Promise<void> {
   expect((await team.api.POST('/api/teams/{team}/features/{feature}/rollouts/{rollout}/roll-back', { params: { path: { ...path, rollout: '1' } } })).response.status).toBe(200);
   const created = await team.api.POST('/api/teams/{team}/features/{feature}/rollouts', { params: { path }, body });
   const { seed, share } = created.data!.data;
-  const items = Array.from({ length: 40 }, (_, i) => {
-    const participant = `rollout-${i}`;
-    return { participant, rollout: { feature: 'banner', number: 2, arm: rolloutArm(seed, participant, share)! }, ...(i % 4 === 0 && { event: 'purchase' }) };
+  // 22 and 18 participants (the page tells the arms apart), as the check accepts (p = 0.53): a random seed may split 40 unevenly enough (about 1 time in 1 500) for it to hold the rollout.
+  const inArm = (arm: 'new' | 'current', count: number) => Array.from({ length: 200 }, (_, i) => `rollout-${i}`).filter((participant) => rolloutArm(seed, participant, share) === arm).slice(0, count);
+  const items = [...inArm('new', 22), ...inArm('current', 18)].map((participant, i) => {
+    return { participant, rollout: { feature: 'banner', number: 2, arm: i < 22 ? ('new' as const) : ('current' as const) }, ...(i % 4 === 0 && { event: 'purchase' }) };
   });
   const exposed = await team.ingest.POST('/api/teams/{team}/ingest/batch', { params: { path: { team: team.id } }, body: { items } });
   expect(exposed.response.status).toBe(200);

@@ -25,7 +25,9 @@ describe.each(engines)('a harmful safe rollout rolled back end to end through th
     try {
       await app.ready();
       const random = seeded(20261129);
-      const customers = Array.from({ length: 600 }, (_, n) => `customer-${n}`);
+      // 300 customers in each arm: a random seed may split 600 unevenly enough (about 1 time in 1 000) for the check to hold the rollout (sample-ratio mismatch) instead.
+      const candidates = Array.from({ length: 2000 }, (_, n) => `customer-${n}`);
+      const customers = (['new', 'current'] as const).flatMap((arm) => candidates.filter((customer) => rolloutArm(rollout.seed, customer, 50) === arm).slice(0, 300));
       const served = { new: 0, current: 0 };
       // The app: each customer reaches checkout; the new one fails for 40 % of them, the current one for 4 %.
       for (const customer of customers) {
