@@ -288,7 +288,8 @@ describe.each(engines)('the OpenFeature server provider on %s', (engine) => {
       await provider.client.flush();
 
       // Assert
-      expect(expected.control!.participants + expected.treatment!.participants).toBeGreaterThan(15);
+      // Some of the 30 entered at 80 % coverage (more than 15 failed about 1 seed in 4 000; 5 fails about 1 in 10¹³).
+      expect(expected.control!.participants + expected.treatment!.participants).toBeGreaterThan(5);
       expect(await servedStatistics(team.api, team.id)).toEqual(expected);
       expect(provider.client.stats()).toMatchObject({ rejected: 0, dropped: 0 });
     } finally {

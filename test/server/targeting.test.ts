@@ -25,11 +25,11 @@ const coveragePosition = (seed: string, key: string) => position(`${seed}:${key}
 const groupPosition = (group: string, key: string) => position(`${group}/${key}`, 0);
 
 /**
- * Two-sided binomial bounds at z = 4.5 (normal approximation; about 7 in a million outside) on the
+ * Two-sided binomial bounds at z = 5.5 (normal approximation; about 4 in 100 million outside) on the
  * count of n draws at p: each experiment's seed is new, so a tighter bound would fail now and then.
  */
 function binomialBounds(n: number, p: number): [number, number] {
-  const spread = 4.5 * Math.sqrt(n * p * (1 - p));
+  const spread = 5.5 * Math.sqrt(n * p * (1 - p));
   return [n * p - spread, n * p + spread];
 }
 
@@ -165,7 +165,7 @@ describe.each(engines)('experiment targeting on %s', (engine) => {
     it('when coverage is 0.1 %, then the few that enter are those the rule covers', () => {
       const entered = enrolledIn(first, 'tiny');
 
-      expect(entered.length).toBeGreaterThan(0);
+      // About 10 of the 10 000; none at all, 1 seed in 22 000, is not checked against.
       expect(entered.length).toBeLessThan(30);
       expect(entered).toEqual(KEYS.filter((key) => coveragePosition(seeds.tiny!, key) < 10));
     });
