@@ -9,11 +9,11 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { rolloutArm } from '../../domain/rollout-arms';
 import { setQuota } from '../../server/admin/service';
 import { checkRollouts } from '../../server/rollouts/watcher';
 import { expectAccessible, hasChromium, launch, overflows, signIn, watchedPage } from '../support/console';
 import { engines } from '../support/engines';
+import { participantsInArm } from '../support/rollout-arms';
 import { useServer } from '../support/server';
 import type { TestTeam } from '../support/team';
 
@@ -195,8 +195,7 @@ async function exposeRollouts(team: TestTeam): Promise<void> {
   const created = await team.api.POST('/api/teams/{team}/features/{feature}/rollouts', { params: { path }, body });
   const { seed, share } = created.data!.data;
   // 22 and 18 participants (the page tells the arms apart), as the check accepts (p = 0.53): a random seed may split 40 unevenly enough (about 1 time in 1 500) for it to hold the rollout.
-  const inArm = (arm: 'new' | 'current', count: number) => Array.from({ length: 200 }, (_, i) => `rollout-${i}`).filter((participant) => rolloutArm(seed, participant, share) === arm).slice(0, count);
-  const items = [...inArm('new', 22), ...inArm('current', 18)].map((participant, i) => {
+  const items = [...participantsInArm(seed, share, 'new', 22, 'rollout'), ...participantsInArm(seed, share, 'current', 18, 'rollout')].map((participant, i) => {
     return { participant, rollout: { feature: 'banner', number: 2, arm: i < 22 ? ('new' as const) : ('current' as const) }, ...(i % 4 === 0 && { event: 'purchase' }) };
   });
   const exposed = await team.ingest.POST('/api/teams/{team}/ingest/batch', { params: { path: { team: team.id } }, body: { items } });
@@ -213,9 +212,8 @@ async function harmRollout(team: TestTeam): Promise<void> {
   expect((await team.api.POST('/api/teams/{team}/features', { params: { path }, body: { key: 'risky', enabled: true, value: 'old' } })).response.status).toBe(200);
   const body = { value: 'new', guardrails: [{ event: 'checkout_error', direction: 'decrease' as const }], steps: [{ percentage: 50, hold_seconds: 86_400, minimum_exposures: 0 }, { percentage: 100, hold_seconds: 0, minimum_exposures: 0 }] };
   const { seed, share } = (await team.api.POST('/api/teams/{team}/features/{feature}/rollouts', { params: { path: { ...path, feature: 'risky' } }, body })).data!.data;
-  // 150 participants in each arm: a random seed may split 300 unevenly enough to hold the rollout (sample-ratio mismatch).
-  const inArm = (arm: 'new' | 'current') => Array.from({ length: 1000 }, (_, i) => `risky-${i}`).filter((participant) => rolloutArm(seed, participant, share) === arm).slice(0, 150);
-  const items = [...inArm('new'), ...inArm('current')].map((participant, i) => {
+  // 150 participants in each arm: a random seed may split 300 unevenly enough to hold the rollout.
+  const items = [...participantsInArm(seed, share, 'new', 150, 'risky'), ...participantsInArm(seed, share, 'current', 150, 'risky')].map((participant, i) => {
     const arm = i < 150 ? ('new' as const) : ('current' as const);
     return { participant, rollout: { feature: 'risky', number: 1, arm }, ...((arm === 'new' ? i % 2 === 0 : i % 20 === 0) && { event: 'checkout_error' }) };
   });
@@ -228,7 +226,6 @@ async function skewRollout(team: TestTeam): Promise<void> {
   expect((await team.api.POST('/api/teams/{team}/features', { params: { path }, body: { key: 'skewed', enabled: true, value: 'old' } })).response.status).toBe(200);
   const body = { value: 'new', steps: [{ percentage: 50, hold_seconds: 86_400, minimum_exposures: 0 }, { percentage: 100, hold_seconds: 0, minimum_exposures: 0 }] };
   const { seed, share } = (await team.api.POST('/api/teams/{team}/features/{feature}/rollouts', { params: { path: { ...path, feature: 'skewed' } }, body })).data!.data;
-  const inNew = Array.from({ length: 400 }, (_, i) => `skewed-${i}`).filter((participant) => rolloutArm(seed, participant, share) === 'new');
-  const items = inNew.slice(0, 60).map((participant) => ({ participant, rollout: { feature: 'skewed', number: 1, arm: 'new' as const } }));
+  const items = participantsInArm(seed, share, 'new', 60, 'skewed').map((participant) => ({ participant, rollout: { feature: 'skewed', number: 1, arm: 'new' as const } }));
   expect((await team.ingest.POST('/api/teams/{team}/ingest/batch', { params: { path }, body: { items } })).response.status).toBe(200);
 }
